@@ -1,0 +1,114 @@
+//! The node's registration and heartbeat: `registry/fleet.json` created once
+//! by the first node, then this node's record written every 5 s through the
+//! CAS helper. A node id registered under another public key is fatal: two
+//! machines must never speak for one node.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use tokio::sync::watch;
+
+use super::{NodeError, Shared};
+use crate::registry::{Change, FleetRecord, NodeRecord, RegistryError, V1, keys, new_nonce};
+use crate::wire::Timestamp;
+
+/// How often the node record is rewritten.
+pub const INTERVAL: Duration = Duration::from_secs(5);
+/// First retry delay after a failed heartbeat; doubles up to [`INTERVAL`].
+const RETRY: Duration = Duration::from_millis(250);
+
+#[derive(Debug)]
+pub enum BeatError {
+    KeyMismatch(NodeError),
+    Registry(RegistryError),
+}
+
+impl From<RegistryError> for BeatError {
+    fn from(err: RegistryError) -> Self {
+        BeatError::Registry(err)
+    }
+}
+
+/// Writes the fleet record (once) and this node's record (every time).
+pub async fn beat(shared: &Shared) -> Result<(), BeatError> {
+    let registry = &shared.registry;
+    if !shared.fleet_known.load(Ordering::Relaxed) {
+        let fleet = FleetRecord {
+            v: V1,
+            id: new_nonce()[..16].to_owned(),
+            created_at: Timestamp::now(),
+        };
+        let stored = registry.create(&keys::fleet(), &fleet).await?;
+        if stored.id == fleet.id {
+            tracing::info!(fleet = %stored.id, "created a new fleet in the registry");
+        }
+        shared.fleet_known.store(true, Ordering::Relaxed);
+    }
+    let public_key = shared.local.node_key.public();
+    registry
+        .update(&keys::node(&shared.id), |current: Option<&NodeRecord>| {
+            if let Some(current) = current
+                && current.public_key != public_key
+            {
+                return Err(BeatError::KeyMismatch(NodeError::KeyMismatch {
+                    id: shared.id.to_string(),
+                    key: keys::node(&shared.id).path().to_owned(),
+                }));
+            }
+            let mut record = current.cloned().unwrap_or_else(|| NodeRecord {
+                v: V1,
+                id: shared.id.clone(),
+                public_key: public_key.clone(),
+                labels: Default::default(),
+                advertise: String::new(),
+                version: String::new(),
+                celld: None,
+                started_at: shared.started_at,
+                heartbeat_at: shared.started_at,
+                serving: Default::default(),
+                failures: Default::default(),
+            });
+            record.labels = shared.config.labels.clone();
+            record.advertise = shared.advertise.clone();
+            record.version = crate::VERSION.to_owned();
+            record.started_at = shared.started_at;
+            record.heartbeat_at = Timestamp::now();
+            Ok(Change::Put(record))
+        })
+        .await?;
+    Ok(())
+}
+
+/// Heartbeats until `stop`; returns early only for a fatal key mismatch.
+pub async fn run(shared: Arc<Shared>, mut stop: watch::Receiver<bool>) -> Result<(), NodeError> {
+    let mut retry = RETRY;
+    let mut failing = !shared.registered.load(Ordering::Relaxed);
+    loop {
+        let wait = if failing { retry } else { INTERVAL };
+        tokio::select! {
+            _ = tokio::time::sleep(wait) => {}
+            _ = stop.wait_for(|stopped| *stopped) => return Ok(()),
+        }
+        match beat(&shared).await {
+            Ok(()) => {
+                if failing {
+                    tracing::info!(node = %shared.id, "registry reachable: node registered");
+                }
+                shared.registered.store(true, Ordering::Relaxed);
+                failing = false;
+                retry = RETRY;
+            }
+            Err(BeatError::KeyMismatch(err)) => return Err(err),
+            Err(BeatError::Registry(err)) => {
+                if !failing {
+                    tracing::warn!(error = %err, "heartbeat failed; retrying until the registry answers");
+                } else {
+                    tracing::debug!(error = %err, "heartbeat failed again");
+                }
+                failing = true;
+                retry = (retry * 2).min(INTERVAL);
+            }
+        }
+    }
+}

@@ -1,0 +1,160 @@
+//! `scafo sail`: one node of a fleet. [`run`] takes a validated
+//! configuration, a bound listener and a shutdown future, so a test binds
+//! port 0 and owns the node's whole life.
+//!
+//! Start-up order: state directory (key, ingress token) → registry
+//! registration (refusing a node id held by another key) → serve, with the
+//! heartbeat beside it. Every background task watches one stop signal, and
+//! the first task to end — the shutdown future, the server, or a heartbeat
+//! that hit a fatal error — stops all the others.
+
+mod error;
+mod heartbeat;
+pub mod json;
+pub mod request;
+mod router;
+mod routes;
+pub mod state;
+
+use std::future::Future;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use axum::extract::FromRef;
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tokio::task::JoinSet;
+
+pub use error::{ApiError, RETRY_AFTER_SECONDS, problem_response};
+pub use heartbeat::INTERVAL as HEARTBEAT_INTERVAL;
+pub use router::router;
+
+use crate::config::NodeConfig;
+use crate::names::NodeId;
+use crate::registry::Registry;
+use crate::wire::Timestamp;
+use json::JsonLimit;
+use state::LocalState;
+
+/// How long start-up waits for the registry before serving anyway (the
+/// heartbeat keeps trying, and routes answer `registry-unavailable`).
+const FIRST_REGISTRATION: Duration = Duration::from_secs(5);
+
+#[derive(Debug, thiserror::Error)]
+pub enum NodeError {
+    #[error("{0}")]
+    State(String),
+    #[error(
+        "node id {id} is registered in this fleet with another key. If another machine runs as {id}, \
+give this one its own --node-id; if this machine lost its state directory, stop the old node \
+and delete {key} from the registry bucket, then start again"
+    )]
+    KeyMismatch { id: String, key: String },
+    #[error("cannot open the registry: {0}")]
+    Registry(#[from] crate::store::StoreError),
+    #[error("the API server failed: {0}")]
+    Serve(std::io::Error),
+    #[error("a node task failed: {0}")]
+    Task(String),
+}
+
+/// What every route and background task of a node shares.
+#[derive(Debug)]
+pub struct Shared {
+    pub id: NodeId,
+    pub config: NodeConfig,
+    pub registry: Registry,
+    pub local: LocalState,
+    /// The URL this node is reached at (configured, or from the bound address).
+    pub advertise: String,
+    pub started_at: Timestamp,
+    fleet_known: AtomicBool,
+    registered: AtomicBool,
+}
+
+impl FromRef<Arc<Shared>> for JsonLimit {
+    fn from_ref(shared: &Arc<Shared>) -> Self {
+        JsonLimit(shared.config.json_bytes)
+    }
+}
+
+/// Runs a node until `shutdown` completes or a fatal error stops it.
+pub async fn run(
+    config: NodeConfig,
+    listener: TcpListener,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), NodeError> {
+    let local = state::prepare(&config.state_dir, &config.ingress_tokens)?;
+    let bound = listener.local_addr().map_err(NodeError::Serve)?;
+    state::write_api_addr(&local.dir, &bound.to_string())?;
+    let advertise = match &config.advertise {
+        Some(url) => url.clone(),
+        None => {
+            if bound.ip().is_unspecified() {
+                tracing::warn!(%bound, "listening on all addresses: set node.advertise so other nodes and the ingress can reach this one");
+            }
+            format!("http://{bound}")
+        }
+    };
+    let store = crate::store::open(&config.bucket, &config.s3).await?;
+    tracing::info!(node = %config.node_id, api = %bound, registry = %store.location(), state = %local.dir.display(), "scafo {} sailing", crate::VERSION);
+    let shared = Arc::new(Shared {
+        id: config.node_id.clone(),
+        registry: Registry::new(store),
+        local,
+        advertise,
+        started_at: Timestamp::now(),
+        fleet_known: AtomicBool::new(false),
+        registered: AtomicBool::new(false),
+        config,
+    });
+
+    match tokio::time::timeout(FIRST_REGISTRATION, heartbeat::beat(&shared)).await {
+        Ok(Ok(())) => shared
+            .registered
+            .store(true, std::sync::atomic::Ordering::Relaxed),
+        Ok(Err(heartbeat::BeatError::KeyMismatch(err))) => return Err(err),
+        Ok(Err(heartbeat::BeatError::Registry(err))) => {
+            tracing::warn!(error = %err, "registry unreachable at start; serving anyway and retrying")
+        }
+        Err(_) => tracing::warn!("registry slow to answer at start; serving anyway and retrying"),
+    }
+
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let mut tasks = JoinSet::new();
+    {
+        let mut stop = stop_rx.clone();
+        tasks.spawn(async move {
+            tokio::select! {
+                () = shutdown => tracing::info!("shutting down"),
+                _ = stop.wait_for(|s| *s) => {}
+            }
+            Ok(())
+        });
+    }
+    tasks.spawn(heartbeat::run(Arc::clone(&shared), stop_rx.clone()));
+    {
+        let mut stop = stop_rx.clone();
+        let app = router(Arc::clone(&shared));
+        tasks.spawn(async move {
+            axum::serve(listener, app)
+                .with_graceful_shutdown(async move {
+                    let _ = stop.wait_for(|s| *s).await;
+                })
+                .await
+                .map_err(NodeError::Serve)
+        });
+    }
+
+    let mut outcome = Ok(());
+    while let Some(done) = tasks.join_next().await {
+        stop_tx.send_replace(true);
+        let result = done.unwrap_or_else(|e| Err(NodeError::Task(e.to_string())));
+        if let (Ok(()), Err(err)) = (&outcome, result) {
+            outcome = Err(err);
+        }
+    }
+    tracing::info!("stopped");
+    outcome
+}

