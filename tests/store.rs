@@ -23,6 +23,37 @@ async fn s3_store() -> (Arc<dyn ObjectStore>, ()) {
     (Arc::new(store), ())
 }
 
+/// The keys of a listing, in order.
+fn keys_of(page: &scafo::store::ListPage) -> Vec<&str> {
+    page.objects.iter().map(|m| m.key.as_str()).collect()
+}
+
+/// The bytes stored at `key`, which must exist.
+async fn bytes_at(store: &dyn ObjectStore, key: &str) -> Vec<u8> {
+    store.get(key).await.expect("get").expect("exists").bytes
+}
+
+/// Adds one to the decimal counter at `key` by CAS, retrying lost races;
+/// answers how many races were lost.
+async fn increment(store: &dyn ObjectStore, key: &str) -> u32 {
+    let mut lost = 0;
+    loop {
+        let current = store.get(key).await.expect("get").expect("exists");
+        let n: u64 = String::from_utf8(current.bytes)
+            .expect("utf8")
+            .parse()
+            .expect("number");
+        match store
+            .put_if_match(key, (n + 1).to_string().into_bytes(), &current.etag)
+            .await
+        {
+            Ok(_) => return lost,
+            Err(StoreError::Conflict { .. }) => lost += 1,
+            Err(other) => panic!("{other}"),
+        }
+    }
+}
+
 macro_rules! conformance {
     ($($case:ident),* $(,)?) => {
         mod file {
@@ -110,10 +141,7 @@ async fn create_only_refuses_an_existing_key(store: Arc<dyn ObjectStore>) {
         matches!(again, Err(StoreError::Conflict { ref key }) if key == "k"),
         "{again:?}"
     );
-    assert_eq!(
-        store.get("k").await.expect("get").expect("exists").bytes,
-        b"first"
-    );
+    assert_eq!(bytes_at(&*store, "k").await, b"first");
 }
 
 async fn put_if_match_needs_the_current_etag(store: Arc<dyn ObjectStore>) {
@@ -140,10 +168,7 @@ async fn put_if_match_needs_the_current_etag(store: Arc<dyn ObjectStore>) {
         matches!(made_up, Err(StoreError::Conflict { .. })),
         "{made_up:?}"
     );
-    assert_eq!(
-        store.get("k").await.expect("get").expect("exists").bytes,
-        b"2"
-    );
+    assert_eq!(bytes_at(&*store, "k").await, b"2");
     assert!(store.get("missing").await.expect("get").is_none());
 }
 
@@ -165,14 +190,7 @@ async fn delete_removes_and_is_idempotent(store: Arc<dyn ObjectStore>) {
         .await
         .expect("create after delete");
     let listed = list_all(&*store, "d/", false).await.expect("list");
-    assert_eq!(
-        listed
-            .objects
-            .iter()
-            .map(|m| m.key.as_str())
-            .collect::<Vec<_>>(),
-        ["d/k"]
-    );
+    assert_eq!(keys_of(&listed), ["d/k"]);
 }
 
 async fn odd_keys_are_spelled_back_exactly(store: Arc<dyn ObjectStore>) {
@@ -214,29 +232,26 @@ async fn listing_by_prefix_and_delimiter(store: Arc<dyn ObjectStore>) {
     ] {
         store.put(key, b"{}".to_vec()).await.expect("put");
     }
-    let keys = |page: &scafo::store::ListPage| {
-        page.objects
-            .iter()
-            .map(|m| m.key.clone())
-            .collect::<Vec<_>>()
-    };
     let apps = list_all(&*store, "app/", false).await.expect("list");
     assert_eq!(
-        keys(&apps),
+        keys_of(&apps),
         ["app/blog.json", "app/shop-staging.json", "app/shop.json"]
     );
     let partial = list_all(&*store, "app/sh", false).await.expect("list");
-    assert_eq!(keys(&partial), ["app/shop-staging.json", "app/shop.json"]);
+    assert_eq!(
+        keys_of(&partial),
+        ["app/shop-staging.json", "app/shop.json"]
+    );
     let deep = list_all(&*store, "dep/", false).await.expect("list");
     assert_eq!(
-        keys(&deep),
+        keys_of(&deep),
         ["dep/blog/1.json", "dep/shop/1.json", "dep/shop/2.json"]
     );
     let grouped = list_all(&*store, "dep/", true).await.expect("list");
     assert!(grouped.objects.is_empty());
     assert_eq!(grouped.prefixes, ["dep/blog/", "dep/shop/"]);
     let top = list_all(&*store, "", true).await.expect("list");
-    assert_eq!(keys(&top), ["depot"]);
+    assert_eq!(keys_of(&top), ["depot"]);
     assert_eq!(top.prefixes, ["app/", "dep/"]);
     let etag = store
         .head("app/blog.json")
@@ -253,44 +268,13 @@ async fn a_key_and_keys_under_it_coexist(store: Arc<dyn ObjectStore>) {
         .put("certs/a/b", b"under".to_vec())
         .await
         .expect("put");
-    assert_eq!(
-        store
-            .get("certs/a")
-            .await
-            .expect("get")
-            .expect("exists")
-            .bytes,
-        b"file"
-    );
-    assert_eq!(
-        store
-            .get("certs/a/b")
-            .await
-            .expect("get")
-            .expect("exists")
-            .bytes,
-        b"under"
-    );
+    assert_eq!(bytes_at(&*store, "certs/a").await, b"file");
+    assert_eq!(bytes_at(&*store, "certs/a/b").await, b"under");
     let grouped = list_all(&*store, "certs/", true).await.expect("list");
-    assert_eq!(
-        grouped
-            .objects
-            .iter()
-            .map(|m| m.key.as_str())
-            .collect::<Vec<_>>(),
-        ["certs/a"]
-    );
+    assert_eq!(keys_of(&grouped), ["certs/a"]);
     assert_eq!(grouped.prefixes, ["certs/a/"]);
     store.delete("certs/a").await.expect("delete");
-    assert_eq!(
-        store
-            .get("certs/a/b")
-            .await
-            .expect("get")
-            .expect("exists")
-            .bytes,
-        b"under"
-    );
+    assert_eq!(bytes_at(&*store, "certs/a/b").await, b"under");
 }
 
 async fn listing_pages_past_a_thousand_keys(store: Arc<dyn ObjectStore>) {
@@ -363,31 +347,9 @@ async fn eight_writers_twenty_cas_increments_make_160(store: Arc<dyn ObjectStore
     for _ in 0..8 {
         let store = Arc::clone(&store);
         tasks.spawn(async move {
-            let mut lost = 0u32;
+            let mut lost = 0;
             for _ in 0..20 {
-                loop {
-                    let current = store
-                        .get("race/counter")
-                        .await
-                        .expect("get")
-                        .expect("exists");
-                    let n: u64 = String::from_utf8(current.bytes)
-                        .expect("utf8")
-                        .parse()
-                        .expect("number");
-                    match store
-                        .put_if_match(
-                            "race/counter",
-                            (n + 1).to_string().into_bytes(),
-                            &current.etag,
-                        )
-                        .await
-                    {
-                        Ok(_) => break,
-                        Err(StoreError::Conflict { .. }) => lost += 1,
-                        Err(other) => panic!("{other}"),
-                    }
-                }
+                lost += increment(&*store, "race/counter").await;
             }
             lost
         });
@@ -396,13 +358,9 @@ async fn eight_writers_twenty_cas_increments_make_160(store: Arc<dyn ObjectStore
     while let Some(done) = tasks.join_next().await {
         lost += done.expect("writer");
     }
-    let stored = store
-        .get("race/counter")
-        .await
-        .expect("get")
-        .expect("exists");
+    let stored = bytes_at(&*store, "race/counter").await;
     assert_eq!(
-        String::from_utf8(stored.bytes).expect("utf8"),
+        String::from_utf8(stored).expect("utf8"),
         "160",
         "after {lost} lost races"
     );
@@ -478,10 +436,13 @@ fn file_store_cas_holds_between_processes() {
     if let Ok(dir) = std::env::var("SCAFO_TEST_SHARED_BUCKET") {
         // Child: increment a shared counter EACH times.
         let runtime = tokio::runtime::Runtime::new().expect("runtime");
-        runtime.block_on(increment(
-            FileStore::open(std::path::Path::new(&dir)).expect("open"),
-            EACH,
-        ));
+        runtime.block_on(async {
+            let store = FileStore::open(std::path::Path::new(&dir)).expect("open");
+            let _ = store.put_create("counter", b"0".to_vec()).await;
+            for _ in 0..EACH {
+                increment(&store, "counter").await;
+            }
+        });
         return;
     }
     let dir = tempfile::tempdir().expect("tempdir");
@@ -508,36 +469,10 @@ fn file_store_cas_holds_between_processes() {
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
     let value = runtime.block_on(async {
         let store = FileStore::open(dir.path()).expect("open");
-        store
-            .get("counter")
-            .await
-            .expect("get")
-            .expect("exists")
-            .bytes
+        bytes_at(&store, "counter").await
     });
     assert_eq!(
         String::from_utf8(value).expect("utf8"),
         (WRITERS as u64 * EACH).to_string()
     );
-}
-
-async fn increment(store: FileStore, times: u64) {
-    let _ = store.put_create("counter", b"0".to_vec()).await;
-    for _ in 0..times {
-        loop {
-            let current = store.get("counter").await.expect("get").expect("exists");
-            let n: u64 = String::from_utf8(current.bytes)
-                .expect("utf8")
-                .parse()
-                .expect("number");
-            match store
-                .put_if_match("counter", (n + 1).to_string().into_bytes(), &current.etag)
-                .await
-            {
-                Ok(_) => break,
-                Err(StoreError::Conflict { .. }) => continue,
-                Err(other) => panic!("{other}"),
-            }
-        }
-    }
 }

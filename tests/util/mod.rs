@@ -325,26 +325,13 @@ impl Node {
 
     /// Sends `signal` and waits (bounded) for the process to exit.
     pub fn signal_and_wait(&mut self, signal: i32) -> std::process::ExitStatus {
-        let mut child = self.child.take().expect("running");
+        let pid = self.child.as_ref().expect("running").id();
         // SAFETY: kill(2) on our own child's pid.
-        unsafe { libc::kill(child.id() as i32, signal) };
-        let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
-            if let Some(status) = child.try_wait().expect("wait") {
-                return status;
-            }
-            if Instant::now() > deadline {
-                let _ = child.kill();
-                panic!(
-                    "node did not exit within 20 s of signal {signal}:\n{}",
-                    self.log()
-                );
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        unsafe { libc::kill(pid as i32, signal) };
+        self.wait_exit(Duration::from_secs(20))
     }
 
-    /// Waits (bounded) for a node that should exit by itself.
+    /// Waits (bounded) for the process to exit.
     pub fn wait_exit(&mut self, limit: Duration) -> std::process::ExitStatus {
         let mut child = self.child.take().expect("running");
         let deadline = Instant::now() + limit;
