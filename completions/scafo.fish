@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_scafo_global_optspecs
-    string join \n v/verbose q/quiet h/help V/version
+    string join \n url= key= token= json y/yes v/verbose q/quiet h/help V/version
 end
 
 function __fish_scafo_needs_command
@@ -24,11 +24,18 @@ function __fish_scafo_using_subcommand
     contains -- $cmd[1] $argv
 end
 
-complete -c scafo -n "__fish_scafo_needs_command" -s v -l verbose -d 'More log output (-v debug, -vv trace)'
+complete -c scafo -n "__fish_scafo_needs_command" -l url -d 'Node API URL [env: SCAFO_URL] [default: http://127.0.0.1:7070]' -r
+complete -c scafo -n "__fish_scafo_needs_command" -l key -d 'Operator key file: a JWK with "d" and "kid" [env: SCAFO_KEY]' -r -F
+complete -c scafo -n "__fish_scafo_needs_command" -l token -d 'A bearer token to send as it is, e.g. a CI OIDC token [env: SCAFO_TOKEN]' -r
+complete -c scafo -n "__fish_scafo_needs_command" -l json -d 'Print machine-readable JSON'
+complete -c scafo -n "__fish_scafo_needs_command" -s y -l yes -d 'Answer yes to confirmations (needed without a terminal)'
+complete -c scafo -n "__fish_scafo_needs_command" -s v -l verbose -d 'More output (-v debug, -vv trace)'
 complete -c scafo -n "__fish_scafo_needs_command" -s q -l quiet -d 'Only warnings and errors'
 complete -c scafo -n "__fish_scafo_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c scafo -n "__fish_scafo_needs_command" -s V -l version -d 'Print version'
 complete -c scafo -n "__fish_scafo_needs_command" -f -a "sail" -d 'Run a node: the HTTP control API, heartbeats and the registry'
+complete -c scafo -n "__fish_scafo_needs_command" -f -a "operators" -d 'Manage operator keys: who may call the fleet\'s API'
+complete -c scafo -n "__fish_scafo_needs_command" -f -a "freeze" -d 'Stop deploy intake for the whole fleet (status, lift)'
 complete -c scafo -n "__fish_scafo_needs_command" -f -a "completions" -d 'Print a shell completion script'
 complete -c scafo -n "__fish_scafo_using_subcommand sail" -l config -d 'Config file (TOML) [env: SCAFO_CONFIG] [default: /etc/scafo/scafo.toml when it exists]' -r -F
 complete -c scafo -n "__fish_scafo_using_subcommand sail" -l node-id -d 'This node\'s id: a DNS label unique in the fleet [key: node.id]' -r
@@ -39,11 +46,128 @@ complete -c scafo -n "__fish_scafo_using_subcommand sail" -l bucket -d 'The regi
 complete -c scafo -n "__fish_scafo_using_subcommand sail" -l ingress-token -d 'An admitted ingress token; repeat for several [key: ingress.token]' -r
 complete -c scafo -n "__fish_scafo_using_subcommand sail" -l label -d 'A node label selectors match, e.g. region=eu-west-1; repeatable [key: node.labels]' -r
 complete -c scafo -n "__fish_scafo_using_subcommand sail" -l log-format -d 'Log format: text or json [key: log.format]' -r
-complete -c scafo -n "__fish_scafo_using_subcommand sail" -s v -l verbose -d 'More log output (-v debug, -vv trace)'
+complete -c scafo -n "__fish_scafo_using_subcommand sail" -l bootstrap-admin -d 'Register this public JWK (or key file) as the first admin while the registry holds no operator; its kid is the operator id [key: bootstrap.admin]' -r -F
+complete -c scafo -n "__fish_scafo_using_subcommand sail" -l url -d 'Node API URL [env: SCAFO_URL] [default: http://127.0.0.1:7070]' -r
+complete -c scafo -n "__fish_scafo_using_subcommand sail" -l key -d 'Operator key file: a JWK with "d" and "kid" [env: SCAFO_KEY]' -r -F
+complete -c scafo -n "__fish_scafo_using_subcommand sail" -l token -d 'A bearer token to send as it is, e.g. a CI OIDC token [env: SCAFO_TOKEN]' -r
+complete -c scafo -n "__fish_scafo_using_subcommand sail" -l json -d 'Print machine-readable JSON'
+complete -c scafo -n "__fish_scafo_using_subcommand sail" -s y -l yes -d 'Answer yes to confirmations (needed without a terminal)'
+complete -c scafo -n "__fish_scafo_using_subcommand sail" -s v -l verbose -d 'More output (-v debug, -vv trace)'
 complete -c scafo -n "__fish_scafo_using_subcommand sail" -s q -l quiet -d 'Only warnings and errors'
 complete -c scafo -n "__fish_scafo_using_subcommand sail" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c scafo -n "__fish_scafo_using_subcommand sail" -s V -l version -d 'Print version'
-complete -c scafo -n "__fish_scafo_using_subcommand completions" -s v -l verbose -d 'More log output (-v debug, -vv trace)'
+complete -c scafo -n "__fish_scafo_using_subcommand operators; and not __fish_seen_subcommand_from keygen list add remove rotate whoami" -l url -d 'Node API URL [env: SCAFO_URL] [default: http://127.0.0.1:7070]' -r
+complete -c scafo -n "__fish_scafo_using_subcommand operators; and not __fish_seen_subcommand_from keygen list add remove rotate whoami" -l key -d 'Operator key file: a JWK with "d" and "kid" [env: SCAFO_KEY]' -r -F
+complete -c scafo -n "__fish_scafo_using_subcommand operators; and not __fish_seen_subcommand_from keygen list add remove rotate whoami" -l token -d 'A bearer token to send as it is, e.g. a CI OIDC token [env: SCAFO_TOKEN]' -r
+complete -c scafo -n "__fish_scafo_using_subcommand operators; and not __fish_seen_subcommand_from keygen list add remove rotate whoami" -l json -d 'Print machine-readable JSON'
+complete -c scafo -n "__fish_scafo_using_subcommand operators; and not __fish_seen_subcommand_from keygen list add remove rotate whoami" -s y -l yes -d 'Answer yes to confirmations (needed without a terminal)'
+complete -c scafo -n "__fish_scafo_using_subcommand operators; and not __fish_seen_subcommand_from keygen list add remove rotate whoami" -s v -l verbose -d 'More output (-v debug, -vv trace)'
+complete -c scafo -n "__fish_scafo_using_subcommand operators; and not __fish_seen_subcommand_from keygen list add remove rotate whoami" -s q -l quiet -d 'Only warnings and errors'
+complete -c scafo -n "__fish_scafo_using_subcommand operators; and not __fish_seen_subcommand_from keygen list add remove rotate whoami" -s h -l help -d 'Print help'
+complete -c scafo -n "__fish_scafo_using_subcommand operators; and not __fish_seen_subcommand_from keygen list add remove rotate whoami" -s V -l version -d 'Print version'
+complete -c scafo -n "__fish_scafo_using_subcommand operators; and not __fish_seen_subcommand_from keygen list add remove rotate whoami" -f -a "keygen" -d 'Create a key file (0600) and print its public JWK to hand to an admin'
+complete -c scafo -n "__fish_scafo_using_subcommand operators; and not __fish_seen_subcommand_from keygen list add remove rotate whoami" -f -a "list" -d 'List operator keys (non-admins see their own rotation lineage)'
+complete -c scafo -n "__fish_scafo_using_subcommand operators; and not __fish_seen_subcommand_from keygen list add remove rotate whoami" -f -a "add" -d 'Register a key (a fresh grant within your own scope)'
+complete -c scafo -n "__fish_scafo_using_subcommand operators; and not __fish_seen_subcommand_from keygen list add remove rotate whoami" -f -a "remove" -d 'Remove a key; it is refused from the next request on'
+complete -c scafo -n "__fish_scafo_using_subcommand operators; and not __fish_seen_subcommand_from keygen list add remove rotate whoami" -f -a "rotate" -d 'Replace your key with a fresh one: register it, remove the old, swap the file'
+complete -c scafo -n "__fish_scafo_using_subcommand operators; and not __fish_seen_subcommand_from keygen list add remove rotate whoami" -f -a "whoami" -d 'Show which operator key this client uses, its tier and scope'
+complete -c scafo -n "__fish_scafo_using_subcommand operators; and __fish_seen_subcommand_from keygen" -l id -d 'The operator id the key will be registered under [default: op-<random>]' -r
+complete -c scafo -n "__fish_scafo_using_subcommand operators; and __fish_seen_subcommand_from keygen" -l out -d 'Where to write the key [default: $XDG_CONFIG_HOME/scafo/keys/<id>.jwk]' -r -F
+complete -c scafo -n "__fish_scafo_using_subcommand operators; and __fish_seen_subcommand_from keygen" -l url -d 'Node API URL [env: SCAFO_URL] [default: http://127.0.0.1:7070]' -r
+complete -c scafo -n "__fish_scafo_using_subcommand operators; and __fish_seen_subcommand_from keygen" -l key -d 'Operator key file: a JWK with "d" and "kid" [env: SCAFO_KEY]' -r -F
+complete -c scafo -n "__fish_scafo_using_subcommand operators; and __fish_seen_subcommand_from keygen" -l token -d 'A bearer token to send as it is, e.g. a CI OIDC token [env: SCAFO_TOKEN]' -r
+complete -c scafo -n "__fish_scafo_using_subcommand operators; and __fish_seen_subcommand_from keygen" -l json -d 'Print machine-readable JSON'
+complete -c scafo -n "__fish_scafo_using_subcommand operators; and __fish_seen_subcommand_from keygen" -s y -l yes -d 'Answer yes to confirmations (needed without a terminal)'
+complete -c scafo -n "__fish_scafo_using_subcommand operators; and __fish_seen_subcommand_from keygen" -s v -l verbose -d 'More output (-v debug, -vv trace)'
+complete -c scafo -n "__fish_scafo_using_subcommand operators; and __fish_seen_subcommand_from keygen" -s q -l quiet -d 'Only warnings and errors'
+complete -c scafo -n "__fish_scafo_using_subcommand operators; and __fish_seen_subcommand_from keygen" -s h -l help -d 'Print help'
+complete -c scafo -n "__fish_scafo_using_subcommand operators; and __fish_seen_subcommand_from keygen" -s V -l version -d 'Print version'
+complete -c scafo -n "__fish_scafo_using_subcommand operators; and __fish_seen_subcommand_from list" -l url -d 'Node API URL [env: SCAFO_URL] [default: http://127.0.0.1:7070]' -r
+complete -c scafo -n "__fish_scafo_using_subcommand operators; and __fish_seen_subcommand_from list" -l key -d 'Operator key file: a JWK with "d" and "kid" [env: SCAFO_KEY]' -r -F
+complete -c scafo -n "__fish_scafo_using_subcommand operators; and __fish_seen_subcommand_from list" -l token -d 'A bearer token to send as it is, e.g. a CI OIDC token [env: SCAFO_TOKEN]' -r
+complete -c scafo -n "__fish_scafo_using_subcommand operators; and __fish_seen_subcommand_from list" -l json -d 'Print machine-readable JSON'
+complete -c scafo -n "__fish_scafo_using_subcommand operators; and __fish_seen_subcommand_from list" -s y -l yes -d 'Answer yes to confirmations (needed without a terminal)'
+complete -c scafo -n "__fish_scafo_using_subcommand operators; and __fish_seen_subcommand_from list" -s v -l verbose -d 'More output (-v debug, -vv trace)'
+complete -c scafo -n "__fish_scafo_using_subcommand operators; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Only warnings and errors'
+complete -c scafo -n "__fish_scafo_using_subcommand operators; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
+complete -c scafo -n "__fish_scafo_using_subcommand operators; and __fish_seen_subcommand_from list" -s V -l version -d 'Print version'
+complete -c scafo -n "__fish_scafo_using_subcommand operators; and __fish_seen_subcommand_from add" -l id -d 'The new operator id' -r
+complete -c scafo -n "__fish_scafo_using_subcommand operators; and __fish_seen_subcommand_from add" -l public-key -d 'The public JWK file `scafo operators keygen` printed' -r -F
+complete -c scafo -n "__fish_scafo_using_subcommand operators; and __fish_seen_subcommand_from add" -l role -d 'The key\'s tier' -r -f -a "operator\t''
+admin\t''"
+complete -c scafo -n "__fish_scafo_using_subcommand operators; and __fish_seen_subcommand_from add" -l app -d 'An application scope pattern: *, a name, or a prefix glob like shop-*; repeatable' -r
+complete -c scafo -n "__fish_scafo_using_subcommand operators; and __fish_seen_subcommand_from add" -l url -d 'Node API URL [env: SCAFO_URL] [default: http://127.0.0.1:7070]' -r
+complete -c scafo -n "__fish_scafo_using_subcommand operators; and __fish_seen_subcommand_from add" -l key -d 'Operator key file: a JWK with "d" and "kid" [env: SCAFO_KEY]' -r -F
+complete -c scafo -n "__fish_scafo_using_subcommand operators; and __fish_seen_subcommand_from add" -l token -d 'A bearer token to send as it is, e.g. a CI OIDC token [env: SCAFO_TOKEN]' -r
+complete -c scafo -n "__fish_scafo_using_subcommand operators; and __fish_seen_subcommand_from add" -l json -d 'Print machine-readable JSON'
+complete -c scafo -n "__fish_scafo_using_subcommand operators; and __fish_seen_subcommand_from add" -s y -l yes -d 'Answer yes to confirmations (needed without a terminal)'
+complete -c scafo -n "__fish_scafo_using_subcommand operators; and __fish_seen_subcommand_from add" -s v -l verbose -d 'More output (-v debug, -vv trace)'
+complete -c scafo -n "__fish_scafo_using_subcommand operators; and __fish_seen_subcommand_from add" -s q -l quiet -d 'Only warnings and errors'
+complete -c scafo -n "__fish_scafo_using_subcommand operators; and __fish_seen_subcommand_from add" -s h -l help -d 'Print help'
+complete -c scafo -n "__fish_scafo_using_subcommand operators; and __fish_seen_subcommand_from add" -s V -l version -d 'Print version'
+complete -c scafo -n "__fish_scafo_using_subcommand operators; and __fish_seen_subcommand_from remove" -l url -d 'Node API URL [env: SCAFO_URL] [default: http://127.0.0.1:7070]' -r
+complete -c scafo -n "__fish_scafo_using_subcommand operators; and __fish_seen_subcommand_from remove" -l key -d 'Operator key file: a JWK with "d" and "kid" [env: SCAFO_KEY]' -r -F
+complete -c scafo -n "__fish_scafo_using_subcommand operators; and __fish_seen_subcommand_from remove" -l token -d 'A bearer token to send as it is, e.g. a CI OIDC token [env: SCAFO_TOKEN]' -r
+complete -c scafo -n "__fish_scafo_using_subcommand operators; and __fish_seen_subcommand_from remove" -l json -d 'Print machine-readable JSON'
+complete -c scafo -n "__fish_scafo_using_subcommand operators; and __fish_seen_subcommand_from remove" -s y -l yes -d 'Answer yes to confirmations (needed without a terminal)'
+complete -c scafo -n "__fish_scafo_using_subcommand operators; and __fish_seen_subcommand_from remove" -s v -l verbose -d 'More output (-v debug, -vv trace)'
+complete -c scafo -n "__fish_scafo_using_subcommand operators; and __fish_seen_subcommand_from remove" -s q -l quiet -d 'Only warnings and errors'
+complete -c scafo -n "__fish_scafo_using_subcommand operators; and __fish_seen_subcommand_from remove" -s h -l help -d 'Print help'
+complete -c scafo -n "__fish_scafo_using_subcommand operators; and __fish_seen_subcommand_from remove" -s V -l version -d 'Print version'
+complete -c scafo -n "__fish_scafo_using_subcommand operators; and __fish_seen_subcommand_from rotate" -l url -d 'Node API URL [env: SCAFO_URL] [default: http://127.0.0.1:7070]' -r
+complete -c scafo -n "__fish_scafo_using_subcommand operators; and __fish_seen_subcommand_from rotate" -l key -d 'Operator key file: a JWK with "d" and "kid" [env: SCAFO_KEY]' -r -F
+complete -c scafo -n "__fish_scafo_using_subcommand operators; and __fish_seen_subcommand_from rotate" -l token -d 'A bearer token to send as it is, e.g. a CI OIDC token [env: SCAFO_TOKEN]' -r
+complete -c scafo -n "__fish_scafo_using_subcommand operators; and __fish_seen_subcommand_from rotate" -l json -d 'Print machine-readable JSON'
+complete -c scafo -n "__fish_scafo_using_subcommand operators; and __fish_seen_subcommand_from rotate" -s y -l yes -d 'Answer yes to confirmations (needed without a terminal)'
+complete -c scafo -n "__fish_scafo_using_subcommand operators; and __fish_seen_subcommand_from rotate" -s v -l verbose -d 'More output (-v debug, -vv trace)'
+complete -c scafo -n "__fish_scafo_using_subcommand operators; and __fish_seen_subcommand_from rotate" -s q -l quiet -d 'Only warnings and errors'
+complete -c scafo -n "__fish_scafo_using_subcommand operators; and __fish_seen_subcommand_from rotate" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c scafo -n "__fish_scafo_using_subcommand operators; and __fish_seen_subcommand_from rotate" -s V -l version -d 'Print version'
+complete -c scafo -n "__fish_scafo_using_subcommand operators; and __fish_seen_subcommand_from whoami" -l url -d 'Node API URL [env: SCAFO_URL] [default: http://127.0.0.1:7070]' -r
+complete -c scafo -n "__fish_scafo_using_subcommand operators; and __fish_seen_subcommand_from whoami" -l key -d 'Operator key file: a JWK with "d" and "kid" [env: SCAFO_KEY]' -r -F
+complete -c scafo -n "__fish_scafo_using_subcommand operators; and __fish_seen_subcommand_from whoami" -l token -d 'A bearer token to send as it is, e.g. a CI OIDC token [env: SCAFO_TOKEN]' -r
+complete -c scafo -n "__fish_scafo_using_subcommand operators; and __fish_seen_subcommand_from whoami" -l json -d 'Print machine-readable JSON'
+complete -c scafo -n "__fish_scafo_using_subcommand operators; and __fish_seen_subcommand_from whoami" -s y -l yes -d 'Answer yes to confirmations (needed without a terminal)'
+complete -c scafo -n "__fish_scafo_using_subcommand operators; and __fish_seen_subcommand_from whoami" -s v -l verbose -d 'More output (-v debug, -vv trace)'
+complete -c scafo -n "__fish_scafo_using_subcommand operators; and __fish_seen_subcommand_from whoami" -s q -l quiet -d 'Only warnings and errors'
+complete -c scafo -n "__fish_scafo_using_subcommand operators; and __fish_seen_subcommand_from whoami" -s h -l help -d 'Print help'
+complete -c scafo -n "__fish_scafo_using_subcommand operators; and __fish_seen_subcommand_from whoami" -s V -l version -d 'Print version'
+complete -c scafo -n "__fish_scafo_using_subcommand freeze; and not __fish_seen_subcommand_from status lift" -l reason -d 'Why deploys are frozen, shown to whoever is refused one' -r
+complete -c scafo -n "__fish_scafo_using_subcommand freeze; and not __fish_seen_subcommand_from status lift" -l url -d 'Node API URL [env: SCAFO_URL] [default: http://127.0.0.1:7070]' -r
+complete -c scafo -n "__fish_scafo_using_subcommand freeze; and not __fish_seen_subcommand_from status lift" -l key -d 'Operator key file: a JWK with "d" and "kid" [env: SCAFO_KEY]' -r -F
+complete -c scafo -n "__fish_scafo_using_subcommand freeze; and not __fish_seen_subcommand_from status lift" -l token -d 'A bearer token to send as it is, e.g. a CI OIDC token [env: SCAFO_TOKEN]' -r
+complete -c scafo -n "__fish_scafo_using_subcommand freeze; and not __fish_seen_subcommand_from status lift" -l json -d 'Print machine-readable JSON'
+complete -c scafo -n "__fish_scafo_using_subcommand freeze; and not __fish_seen_subcommand_from status lift" -s y -l yes -d 'Answer yes to confirmations (needed without a terminal)'
+complete -c scafo -n "__fish_scafo_using_subcommand freeze; and not __fish_seen_subcommand_from status lift" -s v -l verbose -d 'More output (-v debug, -vv trace)'
+complete -c scafo -n "__fish_scafo_using_subcommand freeze; and not __fish_seen_subcommand_from status lift" -s q -l quiet -d 'Only warnings and errors'
+complete -c scafo -n "__fish_scafo_using_subcommand freeze; and not __fish_seen_subcommand_from status lift" -s h -l help -d 'Print help'
+complete -c scafo -n "__fish_scafo_using_subcommand freeze; and not __fish_seen_subcommand_from status lift" -s V -l version -d 'Print version'
+complete -c scafo -n "__fish_scafo_using_subcommand freeze; and not __fish_seen_subcommand_from status lift" -f -a "status" -d 'Show whether deploys are frozen, since when, by whom and why'
+complete -c scafo -n "__fish_scafo_using_subcommand freeze; and not __fish_seen_subcommand_from status lift" -f -a "lift" -d 'Lift the freeze: nodes take deploys again'
+complete -c scafo -n "__fish_scafo_using_subcommand freeze; and __fish_seen_subcommand_from status" -l url -d 'Node API URL [env: SCAFO_URL] [default: http://127.0.0.1:7070]' -r
+complete -c scafo -n "__fish_scafo_using_subcommand freeze; and __fish_seen_subcommand_from status" -l key -d 'Operator key file: a JWK with "d" and "kid" [env: SCAFO_KEY]' -r -F
+complete -c scafo -n "__fish_scafo_using_subcommand freeze; and __fish_seen_subcommand_from status" -l token -d 'A bearer token to send as it is, e.g. a CI OIDC token [env: SCAFO_TOKEN]' -r
+complete -c scafo -n "__fish_scafo_using_subcommand freeze; and __fish_seen_subcommand_from status" -l json -d 'Print machine-readable JSON'
+complete -c scafo -n "__fish_scafo_using_subcommand freeze; and __fish_seen_subcommand_from status" -s y -l yes -d 'Answer yes to confirmations (needed without a terminal)'
+complete -c scafo -n "__fish_scafo_using_subcommand freeze; and __fish_seen_subcommand_from status" -s v -l verbose -d 'More output (-v debug, -vv trace)'
+complete -c scafo -n "__fish_scafo_using_subcommand freeze; and __fish_seen_subcommand_from status" -s q -l quiet -d 'Only warnings and errors'
+complete -c scafo -n "__fish_scafo_using_subcommand freeze; and __fish_seen_subcommand_from status" -s h -l help -d 'Print help'
+complete -c scafo -n "__fish_scafo_using_subcommand freeze; and __fish_seen_subcommand_from status" -s V -l version -d 'Print version'
+complete -c scafo -n "__fish_scafo_using_subcommand freeze; and __fish_seen_subcommand_from lift" -l url -d 'Node API URL [env: SCAFO_URL] [default: http://127.0.0.1:7070]' -r
+complete -c scafo -n "__fish_scafo_using_subcommand freeze; and __fish_seen_subcommand_from lift" -l key -d 'Operator key file: a JWK with "d" and "kid" [env: SCAFO_KEY]' -r -F
+complete -c scafo -n "__fish_scafo_using_subcommand freeze; and __fish_seen_subcommand_from lift" -l token -d 'A bearer token to send as it is, e.g. a CI OIDC token [env: SCAFO_TOKEN]' -r
+complete -c scafo -n "__fish_scafo_using_subcommand freeze; and __fish_seen_subcommand_from lift" -l json -d 'Print machine-readable JSON'
+complete -c scafo -n "__fish_scafo_using_subcommand freeze; and __fish_seen_subcommand_from lift" -s y -l yes -d 'Answer yes to confirmations (needed without a terminal)'
+complete -c scafo -n "__fish_scafo_using_subcommand freeze; and __fish_seen_subcommand_from lift" -s v -l verbose -d 'More output (-v debug, -vv trace)'
+complete -c scafo -n "__fish_scafo_using_subcommand freeze; and __fish_seen_subcommand_from lift" -s q -l quiet -d 'Only warnings and errors'
+complete -c scafo -n "__fish_scafo_using_subcommand freeze; and __fish_seen_subcommand_from lift" -s h -l help -d 'Print help'
+complete -c scafo -n "__fish_scafo_using_subcommand freeze; and __fish_seen_subcommand_from lift" -s V -l version -d 'Print version'
+complete -c scafo -n "__fish_scafo_using_subcommand completions" -l url -d 'Node API URL [env: SCAFO_URL] [default: http://127.0.0.1:7070]' -r
+complete -c scafo -n "__fish_scafo_using_subcommand completions" -l key -d 'Operator key file: a JWK with "d" and "kid" [env: SCAFO_KEY]' -r -F
+complete -c scafo -n "__fish_scafo_using_subcommand completions" -l token -d 'A bearer token to send as it is, e.g. a CI OIDC token [env: SCAFO_TOKEN]' -r
+complete -c scafo -n "__fish_scafo_using_subcommand completions" -l json -d 'Print machine-readable JSON'
+complete -c scafo -n "__fish_scafo_using_subcommand completions" -s y -l yes -d 'Answer yes to confirmations (needed without a terminal)'
+complete -c scafo -n "__fish_scafo_using_subcommand completions" -s v -l verbose -d 'More output (-v debug, -vv trace)'
 complete -c scafo -n "__fish_scafo_using_subcommand completions" -s q -l quiet -d 'Only warnings and errors'
 complete -c scafo -n "__fish_scafo_using_subcommand completions" -s h -l help -d 'Print help'
 complete -c scafo -n "__fish_scafo_using_subcommand completions" -s V -l version -d 'Print version'

@@ -21,7 +21,35 @@ pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
 
-    /// More log output (-v debug, -vv trace)
+    #[command(flatten)]
+    pub global: GlobalArgs,
+}
+
+/// Flags every command takes. The first three choose the node and the
+/// credential of the client commands (`scafo sail` ignores them).
+#[derive(Debug, Default, Args)]
+pub struct GlobalArgs {
+    /// Node API URL [env: SCAFO_URL] [default: http://127.0.0.1:7070]
+    #[arg(long, global = true, value_name = "URL")]
+    pub url: Option<String>,
+
+    /// Operator key file: a JWK with "d" and "kid" [env: SCAFO_KEY]
+    #[arg(long, global = true, value_name = "FILE", conflicts_with = "token")]
+    pub key: Option<PathBuf>,
+
+    /// A bearer token to send as it is, e.g. a CI OIDC token [env: SCAFO_TOKEN]
+    #[arg(long, global = true, value_name = "TOKEN")]
+    pub token: Option<String>,
+
+    /// Print machine-readable JSON
+    #[arg(long, global = true)]
+    pub json: bool,
+
+    /// Answer yes to confirmations (needed without a terminal)
+    #[arg(short = 'y', long, global = true)]
+    pub yes: bool,
+
+    /// More output (-v debug, -vv trace)
     #[arg(short, long, action = ArgAction::Count, global = true)]
     pub verbose: u8,
 
@@ -42,11 +70,84 @@ configured the node keeps its state in /var/lib/scafo (root) or $XDG_STATE_HOME/
 registry in <state>/bucket, and listens on 127.0.0.1:7070."
     )]
     Sail(SailArgs),
+    /// Manage operator keys: who may call the fleet's API
+    #[command(subcommand)]
+    Operators(OperatorsCommand),
+    /// Stop deploy intake for the whole fleet (status, lift)
+    #[command(args_conflicts_with_subcommands = true)]
+    Freeze(FreezeArgs),
     /// Print a shell completion script
     Completions {
         /// The shell to complete for
         shell: Shell,
     },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum OperatorsCommand {
+    /// Create a key file (0600) and print its public JWK to hand to an admin
+    Keygen {
+        /// The operator id the key will be registered under [default: op-<random>]
+        #[arg(long, value_name = "ID")]
+        id: Option<String>,
+        /// Where to write the key [default: $XDG_CONFIG_HOME/scafo/keys/<id>.jwk]
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
+    /// List operator keys (non-admins see their own rotation lineage)
+    List,
+    /// Register a key (a fresh grant within your own scope)
+    Add {
+        /// The new operator id
+        #[arg(long, value_name = "ID")]
+        id: String,
+        /// The public JWK file `scafo operators keygen` printed
+        #[arg(long, value_name = "FILE")]
+        public_key: PathBuf,
+        /// The key's tier
+        #[arg(long, value_enum, default_value_t = RoleArg::Operator)]
+        role: RoleArg,
+        /// An application scope pattern: *, a name, or a prefix glob like shop-*; repeatable
+        #[arg(long = "app", value_name = "PATTERN", required = true)]
+        apps: Vec<String>,
+    },
+    /// Remove a key; it is refused from the next request on
+    Remove {
+        /// The operator id
+        id: String,
+    },
+    /// Replace your key with a fresh one: register it, remove the old, swap the file
+    #[command(
+        long_about = "Replace your key with a fresh one. A new key is written beside the key file (<file>.next), registered as superseding the current key (signed by the current key), the current key is removed (signed by the new key), and the new key takes the key file's place. An interrupted rotation completes when run again."
+    )]
+    Rotate,
+    /// Show which operator key this client uses, its tier and scope
+    Whoami,
+}
+
+/// The tier of a key, as `operators add --role` spells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum RoleArg {
+    Operator,
+    Admin,
+}
+
+#[derive(Debug, Args)]
+pub struct FreezeArgs {
+    #[command(subcommand)]
+    pub action: Option<FreezeCommand>,
+
+    /// Why deploys are frozen, shown to whoever is refused one
+    #[arg(long, value_name = "TEXT")]
+    pub reason: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum FreezeCommand {
+    /// Show whether deploys are frozen, since when, by whom and why
+    Status,
+    /// Lift the freeze: nodes take deploys again
+    Lift,
 }
 
 /// Flags of `scafo sail`; every one overrides the same key from the
@@ -88,6 +189,11 @@ pub struct SailArgs {
     /// Log format: text or json [key: log.format]
     #[arg(long, value_name = "FORMAT")]
     pub log_format: Option<String>,
+
+    /// Register this public JWK (or key file) as the first admin while the
+    /// registry holds no operator; its kid is the operator id [key: bootstrap.admin]
+    #[arg(long, value_name = "FILE")]
+    pub bootstrap_admin: Option<PathBuf>,
 }
 
 /// The whole command definition, for completions and man pages.

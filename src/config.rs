@@ -31,6 +31,7 @@ const KEYS: &[(&str, Option<&str>)] = &[
     ("registry.s3.forcePathStyle", None),
     ("ingress.token", Some("--ingress-token")),
     ("log.format", Some("--log-format")),
+    ("bootstrap.admin", Some("--bootstrap-admin")),
 ];
 
 /// How the node writes its logs.
@@ -55,6 +56,8 @@ pub struct NodeConfig {
     /// Empty: keep (or mint) the token in `<state>/ingress-token`.
     pub ingress_tokens: Vec<String>,
     pub log_format: LogFormat,
+    /// A public JWK or key file registered as the first admin.
+    pub bootstrap_admin: Option<PathBuf>,
 }
 
 /// Where a value came from, for error messages.
@@ -210,6 +213,13 @@ pub fn resolve(flags: &SailArgs, env: Env<'_>) -> Result<NodeConfig, ConfigError
                 _ => Err("must be text or json"),
             })?
             .unwrap_or(LogFormat::Text),
+        bootstrap_admin: layers.string_with("bootstrap.admin", |text| {
+            if text.is_empty() {
+                Err("must be the path of a public JWK or key file")
+            } else {
+                Ok(PathBuf::from(text))
+            }
+        })?,
     })
 }
 
@@ -241,6 +251,10 @@ impl Layers<'_> {
                 (!flags.ingress_token.is_empty()).then(|| Raw::List(flags.ingress_token.clone()))
             }
             "log.format" => flags.log_format.clone().map(Raw::Text),
+            "bootstrap.admin" => flags
+                .bootstrap_admin
+                .as_ref()
+                .map(|p| Raw::Text(p.display().to_string())),
             _ => None,
         };
         if let (Some(raw), Some(flag)) = (from_flag, flag) {
@@ -412,7 +426,7 @@ fn boolean(raw: &Raw, key: &'static str, origin: Origin) -> Result<bool, ConfigE
 
 /// `http://` or `https://` with a host and no path, query or fragment;
 /// a trailing `/` is dropped.
-fn http_url(text: &str) -> Result<String, &'static str> {
+pub fn http_url(text: &str) -> Result<String, &'static str> {
     const RULE: &str =
         "must be an http:// or https:// URL with a host and no path, e.g. http://10.0.0.5:7070";
     let rest = text
@@ -485,7 +499,7 @@ fn flatten(
 
 /// `/var/lib/scafo` as root, else `$XDG_STATE_HOME/scafo` (or
 /// `~/.local/state/scafo`).
-fn default_state_dir(env: Env<'_>) -> PathBuf {
+pub fn default_state_dir(env: Env<'_>) -> PathBuf {
     if is_root() {
         return PathBuf::from("/var/lib/scafo");
     }

@@ -47,12 +47,14 @@
 
 pub mod auth;
 pub mod cli;
+pub mod client;
 pub mod cmd;
 pub mod config;
 pub mod names;
 pub mod node;
 pub mod registry;
 pub mod store;
+pub mod ui;
 pub mod wire;
 
 /// This build's version, as `scafo --version` and the health route report it.

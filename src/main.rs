@@ -5,23 +5,32 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use scafo::cli::{Cli, Command};
-use scafo::cmd;
+use scafo::cmd::{self, Failure};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let verbosity = if cli.quiet {
+    let global = &cli.global;
+    let verbosity = if global.quiet {
         -1
     } else {
-        cli.verbose.min(2) as i8
+        global.verbose.min(2) as i8
     };
     let outcome = match &cli.command {
         Command::Sail(args) => cmd::sail::run(args, verbosity),
+        Command::Operators(action) => cmd::operators::run(global, action),
+        Command::Freeze(args) => cmd::freeze::run(global, args),
         Command::Completions { shell } => cmd::completions::run(*shell),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(failure) => {
-            eprintln!("error: {failure}");
+            match (&failure, global.json) {
+                // Scripts get the node's problem document as it was.
+                (Failure::Problem(problem), true) => {
+                    eprintln!("{}", serde_json::to_string(problem).unwrap_or_default())
+                }
+                _ => eprintln!("{failure}"),
+            }
             ExitCode::from(failure.exit_code())
         }
     }

@@ -88,6 +88,126 @@ pub fn is_node_label(key: &str, value: &str) -> bool {
     key_ok && value_ok
 }
 
+/// An operator's id: a DNS label (so it never contains the `:` of node kids).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(transparent)]
+pub struct OperatorId(String);
+
+impl OperatorId {
+    pub fn parse(name: &str) -> Result<Self, &'static str> {
+        if is_label(name) {
+            Ok(OperatorId(name.to_owned()))
+        } else {
+            Err(LABEL_RULE)
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for OperatorId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for OperatorId {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        OperatorId::parse(&text).map_err(serde::de::Error::custom)
+    }
+}
+
+/// The rule for scope patterns.
+pub const SCOPE_RULE: &str =
+    "a scope pattern is *, an application name, or a prefix glob such as shop-*";
+
+/// One pattern of an operator key's application scope (DESIGN §2): `*`, an
+/// exact name, or a prefix glob `<prefix>*`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ScopePattern {
+    All,
+    Exact(String),
+    Prefix(String),
+}
+
+impl ScopePattern {
+    pub fn parse(text: &str) -> Result<Self, &'static str> {
+        if text == "*" {
+            return Ok(ScopePattern::All);
+        }
+        let valid = |p: &str| {
+            !p.is_empty()
+                && p.bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        };
+        match text.strip_suffix('*') {
+            Some(prefix) if valid(prefix) => Ok(ScopePattern::Prefix(prefix.to_owned())),
+            Some(_) => Err(SCOPE_RULE),
+            None if is_label(text) => Ok(ScopePattern::Exact(text.to_owned())),
+            None => Err(SCOPE_RULE),
+        }
+    }
+
+    /// Does this pattern reach the application `name`?
+    pub fn reaches(&self, name: &str) -> bool {
+        match self {
+            ScopePattern::All => true,
+            ScopePattern::Exact(exact) => exact == name,
+            ScopePattern::Prefix(prefix) => name.starts_with(prefix.as_str()),
+        }
+    }
+
+    /// Does this single pattern cover `other`: reach every name `other` can?
+    pub fn covers(&self, other: &ScopePattern) -> bool {
+        match (self, other) {
+            (ScopePattern::All, _) => true,
+            (_, ScopePattern::All) => false,
+            (ScopePattern::Exact(a), ScopePattern::Exact(b)) => a == b,
+            (ScopePattern::Exact(_), ScopePattern::Prefix(_)) => false,
+            (ScopePattern::Prefix(p), ScopePattern::Exact(name) | ScopePattern::Prefix(name)) => {
+                name.starts_with(p.as_str())
+            }
+        }
+    }
+}
+
+/// Does some pattern of `scope` reach `name`?
+pub fn scope_reaches(scope: &[ScopePattern], name: &str) -> bool {
+    scope.iter().any(|p| p.reaches(name))
+}
+
+/// Does `scope` cover the pattern `wanted` (DESIGN §2)? Coverage is decided
+/// pattern by pattern: some single pattern of the scope must cover it.
+pub fn scope_covers(scope: &[ScopePattern], wanted: &ScopePattern) -> bool {
+    scope.iter().any(|p| p.covers(wanted))
+}
+
+impl fmt::Display for ScopePattern {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ScopePattern::All => f.write_str("*"),
+            ScopePattern::Exact(name) => f.write_str(name),
+            ScopePattern::Prefix(prefix) => write!(f, "{prefix}*"),
+        }
+    }
+}
+
+impl Serialize for ScopePattern {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for ScopePattern {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        ScopePattern::parse(&text).map_err(serde::de::Error::custom)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -107,6 +227,90 @@ mod tests {
         assert_eq!(NodeId::from_hostname("VPS_A.example.com").as_str(), "vps-a");
         assert_eq!(NodeId::from_hostname("--").as_str(), "node");
         assert_eq!(NodeId::from_hostname(&"h".repeat(80)).as_str().len(), 63);
+    }
+
+    fn pattern(text: &str) -> ScopePattern {
+        ScopePattern::parse(text).unwrap_or_else(|rule| panic!("{text}: {rule}"))
+    }
+
+    #[test]
+    fn scope_patterns_parse() {
+        assert_eq!(pattern("*"), ScopePattern::All);
+        assert_eq!(pattern("shop"), ScopePattern::Exact("shop".into()));
+        assert_eq!(pattern("shop-*"), ScopePattern::Prefix("shop-".into()));
+        assert_eq!(pattern("s*"), ScopePattern::Prefix("s".into()));
+        for bad in [
+            "", "**", "*shop", "sh*p", "Shop", "shop_*", "-*x", "shop-", "a b", "shop*-",
+        ] {
+            assert!(ScopePattern::parse(bad).is_err(), "{bad}");
+        }
+        for text in ["*", "shop", "shop-*"] {
+            assert_eq!(pattern(text).to_string(), text);
+        }
+    }
+
+    #[test]
+    fn reaches_every_case() {
+        let cases = [
+            ("*", "anything", true),
+            ("shop", "shop", true),
+            ("shop", "shop-staging", false),
+            ("shop", "sho", false),
+            ("shop-*", "shop-staging", true),
+            ("shop-*", "shop-", true),
+            ("shop-*", "shop", false),
+            ("shop*", "shop", true),
+            ("shop*", "shopping", true),
+            ("shop*", "blog", false),
+        ];
+        for (p, name, expected) in cases {
+            assert_eq!(pattern(p).reaches(name), expected, "{p} reaches {name}");
+        }
+        let scope = [pattern("blog"), pattern("shop-*")];
+        assert!(scope_reaches(&scope, "blog") && scope_reaches(&scope, "shop-eu"));
+        assert!(!scope_reaches(&scope, "shop") && !scope_reaches(&[], "x"));
+    }
+
+    #[test]
+    fn covers_every_pair_of_kinds() {
+        let cases = [
+            // (key pattern, wanted, covered)
+            ("*", "*", true),
+            ("*", "shop", true),
+            ("*", "shop-*", true),
+            ("shop", "*", false),
+            ("shop", "shop", true),
+            ("shop", "blog", false),
+            ("shop", "shop-*", false),
+            ("shop", "shop*", false),
+            ("shop-*", "*", false),
+            ("shop-*", "shop-eu", true),
+            ("shop-*", "shop", false),
+            ("shop-*", "shop-eu-*", true),
+            ("shop-*", "shop-*", true),
+            ("shop-*", "shop*", false),
+            ("shop*", "shop-*", true),
+            ("shop*", "shopping", true),
+            ("s*", "shop-*", true),
+            ("shop-eu*", "shop-*", false),
+        ];
+        for (key, wanted, expected) in cases {
+            assert_eq!(
+                pattern(key).covers(&pattern(wanted)),
+                expected,
+                "{key} covers {wanted}"
+            );
+        }
+        let scope = [pattern("blog"), pattern("shop-*")];
+        assert!(scope_covers(&scope, &pattern("shop-eu-*")));
+        assert!(!scope_covers(&scope, &pattern("blog-*")));
+        assert!(!scope_covers(&[], &pattern("blog")));
+    }
+
+    #[test]
+    fn operator_ids_are_labels() {
+        assert!(OperatorId::parse("op-9f3c").is_ok());
+        assert!(OperatorId::parse("node:vps-a").is_err());
     }
 
     #[test]

@@ -7,7 +7,10 @@
 
 mod util;
 
+mod auth;
 mod cli;
+mod client;
+mod operators;
 mod registry;
 mod request_layer;
 mod sail;

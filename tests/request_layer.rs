@@ -161,8 +161,13 @@ async fn wrong_media_type_malformed_and_empty_bodies() {
         (status, body["code"].as_str()),
         (400, Some("invalid-input"))
     );
-    let (status, _) = send("application/json; charset=utf-8", "[1]").await;
+    let (status, _) = send("application/json; charset=utf-8", "{\"a\":1}").await;
     assert_eq!(status, 200);
+    let (status, body) = send("application/json", "[1]").await;
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (400, Some("invalid-input"))
+    );
 }
 
 #[tokio::test]

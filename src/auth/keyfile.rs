@@ -22,6 +22,15 @@ pub struct PublicJwk {
 }
 
 impl PublicJwk {
+    /// The Ed25519 key, when this is a well-formed Ed25519 JWK.
+    pub fn decode(&self) -> Option<VerifyingKey> {
+        if self.kty != "OKP" || self.crv != "Ed25519" {
+            return None;
+        }
+        let bytes: [u8; 32] = URL_SAFE_NO_PAD.decode(&self.x).ok()?.try_into().ok()?;
+        VerifyingKey::from_bytes(&bytes).ok()
+    }
+
     pub fn from_verifying_key(key: &VerifyingKey) -> Self {
         PublicJwk {
             kty: "OKP".into(),

@@ -1,6 +1,6 @@
-//! Keys and tokens. Pure where possible: nothing here knows HTTP routes or
-//! the bucket.
+//! Keys and tokens. Pure: nothing here knows HTTP routes or the bucket.
 
 pub mod keyfile;
+pub mod token;
 
 pub use keyfile::{KeyFileError, PublicJwk, SecretKey};

@@ -1,5 +1,6 @@
 //! The node's registration and heartbeat: `registry/fleet.json` created once
-//! by the first node, then this node's record written every 5 s through the
+//! by the first node, the bootstrap admin while no operator exists, then
+//! this node's record written every 5 s through the
 //! CAS helper. A node id registered under another public key is fatal: two
 //! machines must never speak for one node.
 
@@ -20,7 +21,7 @@ const RETRY: Duration = Duration::from_millis(250);
 
 #[derive(Debug)]
 pub enum BeatError {
-    KeyMismatch(NodeError),
+    Fatal(NodeError),
     Registry(RegistryError),
 }
 
@@ -45,13 +46,20 @@ pub async fn beat(shared: &Shared) -> Result<(), BeatError> {
         }
         shared.fleet_known.store(true, Ordering::Relaxed);
     }
+    if !shared.bootstrapped.load(Ordering::Relaxed) {
+        match super::bootstrap::ensure_admin(shared).await {
+            Ok(()) => shared.bootstrapped.store(true, Ordering::Relaxed),
+            Err(super::bootstrap::BootstrapError::Registry(e)) => return Err(e.into()),
+            Err(super::bootstrap::BootstrapError::Fatal(e)) => return Err(BeatError::Fatal(e)),
+        }
+    }
     let public_key = shared.local.node_key.public();
     registry
         .update(&keys::node(&shared.id), |current: Option<&NodeRecord>| {
             if let Some(current) = current
                 && current.public_key != public_key
             {
-                return Err(BeatError::KeyMismatch(NodeError::KeyMismatch {
+                return Err(BeatError::Fatal(NodeError::KeyMismatch {
                     id: shared.id.to_string(),
                     key: keys::node(&shared.id).path().to_owned(),
                 }));
@@ -99,7 +107,7 @@ pub async fn run(shared: Arc<Shared>, mut stop: watch::Receiver<bool>) -> Result
                 failing = false;
                 retry = RETRY;
             }
-            Err(BeatError::KeyMismatch(err)) => return Err(err),
+            Err(BeatError::Fatal(err)) => return Err(err),
             Err(BeatError::Registry(err)) => {
                 if !failing {
                     tracing::warn!(error = %err, "heartbeat failed; retrying until the registry answers");

@@ -8,6 +8,8 @@
 //! the first task to end — the shutdown future, the server, or a heartbeat
 //! that hit a fatal error — stops all the others.
 
+mod bootstrap;
+pub mod caller;
 mod error;
 mod heartbeat;
 pub mod json;
@@ -26,6 +28,7 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
+pub use bootstrap::ADMIN_KEY_FILE;
 pub use error::{ApiError, RETRY_AFTER_SECONDS, problem_response};
 pub use heartbeat::INTERVAL as HEARTBEAT_INTERVAL;
 pub use router::router;
@@ -69,7 +72,10 @@ pub struct Shared {
     /// The URL this node is reached at (configured, or from the bound address).
     pub advertise: String,
     pub started_at: Timestamp,
+    /// The admin key of `--bootstrap-admin`, checked at start.
+    pub bootstrap_admin: Option<bootstrap::BootstrapAdmin>,
     fleet_known: AtomicBool,
+    bootstrapped: AtomicBool,
     registered: AtomicBool,
 }
 
@@ -85,6 +91,11 @@ pub async fn run(
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), NodeError> {
+    let bootstrap_admin = config
+        .bootstrap_admin
+        .as_deref()
+        .map(bootstrap::read_admin_file)
+        .transpose()?;
     let local = state::prepare(&config.state_dir, &config.ingress_tokens)?;
     let bound = listener.local_addr().map_err(NodeError::Serve)?;
     state::write_api_addr(&local.dir, &bound.to_string())?;
@@ -105,7 +116,9 @@ pub async fn run(
         local,
         advertise,
         started_at: Timestamp::now(),
+        bootstrap_admin,
         fleet_known: AtomicBool::new(false),
+        bootstrapped: AtomicBool::new(false),
         registered: AtomicBool::new(false),
         config,
     });
@@ -114,7 +127,7 @@ pub async fn run(
         Ok(Ok(())) => shared
             .registered
             .store(true, std::sync::atomic::Ordering::Relaxed),
-        Ok(Err(heartbeat::BeatError::KeyMismatch(err))) => return Err(err),
+        Ok(Err(heartbeat::BeatError::Fatal(err))) => return Err(err),
         Ok(Err(heartbeat::BeatError::Registry(err))) => {
             tracing::warn!(error = %err, "registry unreachable at start; serving anyway and retrying")
         }

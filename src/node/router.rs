@@ -7,7 +7,7 @@ use axum::extract::Request;
 use axum::http::Method;
 use axum::middleware;
 use axum::response::Response;
-use axum::routing::get;
+use axum::routing::{delete, get};
 
 use super::Shared;
 use super::error::problem_response;
@@ -17,6 +17,18 @@ use crate::wire::Code;
 pub fn router(shared: Arc<Shared>) -> Router {
     Router::new()
         .route("/.well-known/scafo/health", get(routes::health::get))
+        .route("/v1/state", get(routes::state::get))
+        .route(
+            "/v1/operators",
+            get(routes::operators::list).post(routes::operators::register),
+        )
+        .route("/v1/operators/{id}", delete(routes::operators::remove))
+        .route(
+            "/v1/fleet/freeze",
+            get(routes::fleet::status)
+                .post(routes::fleet::freeze)
+                .delete(routes::fleet::lift),
+        )
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(middleware::from_fn(super::request::track))

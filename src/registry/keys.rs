@@ -18,8 +18,8 @@
 
 use std::marker::PhantomData;
 
-use super::{FleetRecord, NodeRecord};
-use crate::names::NodeId;
+use super::{FleetRecord, FreezeRecord, LeaseRecord, NodeRecord, TrustedOperator};
+use crate::names::{NodeId, OperatorId};
 
 /// A registry key that holds records of type `T`.
 #[derive(Debug)]
@@ -39,6 +39,11 @@ impl<T> RecordKey<T> {
     pub fn path(&self) -> &str {
         &self.path
     }
+
+    /// The key of a record found by listing its directory.
+    pub(super) fn from_listed(path: &str) -> Self {
+        RecordKey::new(path.to_owned())
+    }
 }
 
 impl<T> Clone for RecordKey<T> {
@@ -47,12 +52,57 @@ impl<T> Clone for RecordKey<T> {
     }
 }
 
+/// A registry "directory": every `<prefix><name>.json` holds a `T`.
+#[derive(Debug)]
+pub struct RecordDir<T> {
+    prefix: &'static str,
+    record: PhantomData<fn() -> T>,
+}
+
+impl<T> RecordDir<T> {
+    const fn new(prefix: &'static str) -> Self {
+        RecordDir {
+            prefix,
+            record: PhantomData,
+        }
+    }
+
+    pub fn prefix(&self) -> &'static str {
+        self.prefix
+    }
+
+    /// The record name a listed key holds, if the key is one of this directory's.
+    pub fn name_of<'a>(&self, key: &'a str) -> Option<&'a str> {
+        key.strip_prefix(self.prefix)?
+            .strip_suffix(".json")
+            .filter(|n| !n.contains('/'))
+    }
+
+    fn key(&self, name: &str) -> RecordKey<T> {
+        RecordKey::new(format!("{}{name}.json", self.prefix))
+    }
+}
+
 pub fn fleet() -> RecordKey<FleetRecord> {
     RecordKey::new("registry/fleet.json".into())
 }
 
-pub const NODES: &str = "registry/nodes/";
+pub const NODES: RecordDir<NodeRecord> = RecordDir::new("registry/nodes/");
 
 pub fn node(id: &NodeId) -> RecordKey<NodeRecord> {
-    RecordKey::new(format!("{NODES}{id}.json"))
+    NODES.key(id.as_str())
+}
+
+pub const OPERATORS: RecordDir<TrustedOperator> = RecordDir::new("registry/operators/");
+
+pub fn operator(id: &OperatorId) -> RecordKey<TrustedOperator> {
+    OPERATORS.key(id.as_str())
+}
+
+pub fn freeze() -> RecordKey<FreezeRecord> {
+    RecordKey::new("registry/fleet/freeze.json".into())
+}
+
+pub fn lease() -> RecordKey<LeaseRecord> {
+    RecordKey::new("registry/coordinator/lease.json".into())
 }

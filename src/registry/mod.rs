@@ -18,8 +18,11 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::store::{ETag, ObjectStore, StoreError};
-pub use keys::RecordKey;
-pub use records::{CelldInfo, FleetRecord, NodeFailure, NodeRecord, Serving, V1};
+pub use keys::{RecordDir, RecordKey};
+pub use records::{
+    CelldInfo, FleetRecord, FreezeRecord, LeaseRecord, NodeFailure, NodeRecord, Role, Serving,
+    TrustedOperator, V1,
+};
 
 use std::sync::Arc;
 
@@ -99,6 +102,46 @@ impl Registry {
                 }))
             }
         }
+    }
+
+    /// Every record in a registry directory, in name order. Records deleted
+    /// between the listing and the read are simply absent.
+    pub async fn read_all<T: DeserializeOwned>(
+        &self,
+        dir: &RecordDir<T>,
+    ) -> Result<Vec<Versioned<T>>, RegistryError> {
+        let listing = crate::store::list_all(&*self.store, dir.prefix(), false).await?;
+        let keys: Vec<RecordKey<T>> = listing
+            .objects
+            .iter()
+            .filter(|m| dir.name_of(&m.key).is_some())
+            .map(|m| RecordKey::from_listed(&m.key))
+            .collect();
+        let reads = futures_util::future::join_all(keys.iter().map(|k| self.read(k))).await;
+        let mut records = Vec::with_capacity(reads.len());
+        for read in reads {
+            records.extend(read?);
+        }
+        Ok(records)
+    }
+
+    /// Whether a registry directory holds any record, with one listing.
+    pub async fn any<T>(&self, dir: &RecordDir<T>) -> Result<bool, RegistryError> {
+        let page = self
+            .store
+            .list(crate::store::ListRequest {
+                prefix: dir.prefix().to_owned(),
+                ..Default::default()
+            })
+            .await?;
+        Ok(page.objects.iter().any(|m| dir.name_of(&m.key).is_some()))
+    }
+
+    /// Removes a record. The one mutation that is not a CAS write: object
+    /// stores have no conditional delete, so deletions that could race are
+    /// kept apart by who may issue them (the coordinator lease, the caller).
+    pub async fn remove<T>(&self, key: &RecordKey<T>) -> Result<(), RegistryError> {
+        Ok(self.store.delete(key.path()).await?)
     }
 
     /// Creates a record unless the key exists. Answers the record now stored:

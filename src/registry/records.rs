@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::auth::PublicJwk;
-use crate::names::NodeId;
+use crate::names::{NodeId, OperatorId, ScopePattern};
 use crate::wire::Timestamp;
 
 /// The record format version: serialises as `1`, and a record carrying
@@ -82,4 +82,51 @@ pub struct NodeRecord {
     pub serving: BTreeMap<String, Serving>,
     #[serde(default)]
     pub failures: BTreeMap<String, NodeFailure>,
+}
+
+/// An operator key's tier.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    Operator,
+    Admin,
+}
+
+/// `registry/operators/<id>.json`: one key allowed to call the API.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TrustedOperator {
+    pub v: V1,
+    pub id: OperatorId,
+    pub public_key: PublicJwk,
+    pub role: Role,
+    pub applications: Vec<ScopePattern>,
+    #[serde(default)]
+    pub supersedes: Option<OperatorId>,
+    pub created_at: Timestamp,
+    /// The operator that registered this key (`bootstrap` for the first admin).
+    pub created_by: String,
+}
+
+/// `registry/fleet/freeze.json`: deploy intake is stopped fleet-wide.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FreezeRecord {
+    pub v: V1,
+    pub frozen_at: Timestamp,
+    pub by: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// `registry/coordinator/lease.json`: which node coordinates the fleet.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LeaseRecord {
+    pub v: V1,
+    pub holder: NodeId,
+    pub epoch: u64,
+    pub acquired_at: Timestamp,
+    pub renewed_at: Timestamp,
+    pub expires_at: Timestamp,
 }

@@ -1,6 +1,7 @@
 //! JSON shapes that cross HTTP: problem documents, timestamps, answers. The
 //! node and the client share them, so both sides agree by construction.
 
+pub mod answers;
 pub mod problem;
 pub mod timestamp;
 

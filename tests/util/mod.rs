@@ -363,3 +363,129 @@ impl Drop for Node {
         }
     }
 }
+
+/// An operator (or node) key as tests hold it: signs tokens for its kid.
+pub struct TestKey {
+    pub kid: String,
+    pub secret: scafo::auth::SecretKey,
+}
+
+impl TestKey {
+    pub fn generate(kid: &str) -> TestKey {
+        TestKey {
+            kid: kid.to_owned(),
+            secret: scafo::auth::SecretKey::generate(Some(kid.to_owned())).expect("key"),
+        }
+    }
+
+    pub fn read(path: &Path) -> TestKey {
+        let secret = scafo::auth::SecretKey::read(path).expect("key file");
+        TestKey {
+            kid: secret.kid().unwrap_or_default().to_owned(),
+            secret,
+        }
+    }
+
+    /// A node's token key: `<state>/node.jwk` under `node:<id>`.
+    pub fn node(node: &Node, id: &str) -> TestKey {
+        let secret =
+            scafo::auth::SecretKey::read(&node.state_dir.join("node.jwk")).expect("node key");
+        TestKey {
+            kid: format!("node:{id}"),
+            secret,
+        }
+    }
+
+    pub fn token(&self) -> String {
+        scafo::auth::token::sign(
+            self.secret.signing_key(),
+            &self.kid,
+            scafo::auth::token::now(),
+        )
+    }
+
+    pub fn public(&self) -> serde_json::Value {
+        serde_json::to_value(self.secret.public()).expect("jwk")
+    }
+
+    /// Writes the key file (0600) into `dir` and answers its path.
+    pub fn write(&self, dir: &Path) -> PathBuf {
+        let path = dir.join(format!("{}.jwk", self.kid.replace(':', "-")));
+        self.secret.write_new(&path).expect("write key");
+        path
+    }
+}
+
+/// One HTTP exchange: status, headers and the JSON body (or Null).
+pub struct Answer {
+    pub status: u16,
+    pub headers: reqwest::header::HeaderMap,
+    pub body: serde_json::Value,
+    pub raw: Vec<u8>,
+}
+
+impl Answer {
+    /// Asserts a problem document with this status and code.
+    pub fn problem(&self, status: u16, code: &str) -> &Answer {
+        assert_eq!(
+            (self.status, self.body["code"].as_str()),
+            (status, Some(code)),
+            "expected {status} {code}, got {} {}",
+            self.status,
+            self.body
+        );
+        assert_eq!(
+            self.headers
+                .get("content-type")
+                .and_then(|v| v.to_str().ok()),
+            Some("application/problem+json")
+        );
+        self
+    }
+
+    pub fn ok(&self, status: u16) -> &serde_json::Value {
+        assert_eq!(self.status, status, "{}", self.body);
+        &self.body
+    }
+}
+
+/// Sends `method path` to the node with `bearer` (if any) and a JSON body.
+pub async fn call(
+    node: &Node,
+    method: &str,
+    path: &str,
+    bearer: Option<&str>,
+    body: Option<serde_json::Value>,
+) -> Answer {
+    let method = reqwest::Method::from_bytes(method.as_bytes()).expect("method");
+    let mut request = reqwest::Client::new().request(method, format!("{}{path}", node.url));
+    if let Some(bearer) = bearer {
+        request = request.header("authorization", format!("Bearer {bearer}"));
+    }
+    if let Some(body) = body {
+        request = request.json(&body);
+    }
+    let response = request.send().await.expect("send");
+    let status = response.status().as_u16();
+    let headers = response.headers().clone();
+    let raw = response.bytes().await.expect("body").to_vec();
+    let body = serde_json::from_slice(&raw).unwrap_or(serde_json::Value::Null);
+    Answer {
+        status,
+        headers,
+        body,
+        raw,
+    }
+}
+
+impl Node {
+    /// The bootstrap admin key the node generated.
+    pub fn admin(&self) -> TestKey {
+        TestKey::read(&self.state_dir.join("admin.jwk"))
+    }
+
+    /// The file bucket URL of this node (to start another node on it).
+    pub fn file_bucket(&self) -> String {
+        format!("file://{}", self.scratch.path().join("bucket").display())
+    }
+}

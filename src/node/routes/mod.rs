@@ -1,3 +1,6 @@
 //! Route handlers, one file per surface.
 
+pub mod fleet;
 pub mod health;
+pub mod operators;
+pub mod state;

@@ -1,0 +1,119 @@
+//! The JSON answers of the control routes, shared by node and client.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::registry::{CelldInfo, FreezeRecord, TrustedOperator};
+use crate::wire::Timestamp;
+
+/// `GET /v1/operators`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct OperatorList {
+    pub operators: Vec<TrustedOperator>,
+    pub scoped: bool,
+}
+
+/// `POST /v1/operators`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct OperatorAnswer {
+    pub operator: TrustedOperator,
+}
+
+/// `DELETE /v1/operators/:id`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Removed {
+    pub removed: String,
+}
+
+/// `POST /v1/fleet/freeze`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FreezeAnswer {
+    pub freeze: FreezeRecord,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created: Option<bool>,
+}
+
+/// `DELETE /v1/fleet/freeze`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Lifted {
+    pub lifted: bool,
+}
+
+/// `GET /v1/state` (DESIGN §6).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct DaemonState {
+    pub node: NodeView,
+    pub fleet: Option<FleetView>,
+    pub registry: RegistryView,
+    pub coordinator: CoordinatorView,
+    pub reconcile: ReconcileView,
+    pub applications: Vec<ServedApplication>,
+    pub nodes: Vec<FleetNode>,
+    pub scoped: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeView {
+    pub id: String,
+    pub version: String,
+    pub labels: BTreeMap<String, String>,
+    pub advertise: String,
+    pub started_at: Timestamp,
+    pub celld: Option<CelldInfo>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FleetView {
+    pub id: String,
+    pub created_at: Timestamp,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RegistryView {
+    pub kind: String,
+    pub location: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CoordinatorView {
+    pub holder: Option<String>,
+    #[serde(rename = "self")]
+    pub is_self: bool,
+    pub epoch: Option<u64>,
+    pub expires_at: Option<Timestamp>,
+    pub last_assignment_at: Option<Timestamp>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReconcileView {
+    pub ready: bool,
+    pub passes: u64,
+    pub last_pass_at: Option<Timestamp>,
+    pub last_pass_ms: Option<u64>,
+    pub last_error: Option<String>,
+}
+
+/// An application this node runs.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ServedApplication {
+    pub name: String,
+    pub live: Option<String>,
+    pub pending: Option<String>,
+    pub state: String,
+    pub url: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FleetNode {
+    pub id: String,
+    pub labels: BTreeMap<String, String>,
+    pub alive: bool,
+    pub heartbeat_at: Timestamp,
+    pub celld: Option<CelldInfo>,
+}
