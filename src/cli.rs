@@ -190,6 +190,10 @@ pub struct SailArgs {
     #[arg(long, value_name = "FORMAT")]
     pub log_format: Option<String>,
 
+    /// A platform domain: applications answer at <name>.<domain>; repeatable [key: platform.domains] [default: localhost]
+    #[arg(long = "platform-domain", value_name = "DOMAIN")]
+    pub platform_domain: Vec<String>,
+
     /// Register this public JWK (or key file) as the first admin while the
     /// registry holds no operator; its kid is the operator id [key: bootstrap.admin]
     #[arg(long, value_name = "FILE")]

@@ -32,6 +32,12 @@ const KEYS: &[(&str, Option<&str>)] = &[
     ("ingress.token", Some("--ingress-token")),
     ("log.format", Some("--log-format")),
     ("bootstrap.admin", Some("--bootstrap-admin")),
+    ("platform.domains", Some("--platform-domain")),
+    ("deploy.artifactBytes", None),
+    ("celld.workerd", None),
+    ("celld.esbuild", None),
+    ("celld.ports", None),
+    ("reconcile.intervalMs", None),
 ];
 
 /// How the node writes its logs.
@@ -58,6 +64,17 @@ pub struct NodeConfig {
     pub log_format: LogFormat,
     /// A public JWK or key file registered as the first admin.
     pub bootstrap_admin: Option<PathBuf>,
+    /// Applications answer at `<name>.<domain>` for each.
+    pub platform_domains: Vec<String>,
+    /// Bound on an artifact, compressed and expanded alike.
+    pub artifact_bytes: u64,
+    /// Runtime binaries; `None`: searched on PATH and beside the install.
+    pub workerd: Option<PathBuf>,
+    pub esbuild: Option<PathBuf>,
+    /// Ports for application processes, inclusive.
+    pub ports: (u16, u16),
+    /// The reconcile period.
+    pub reconcile_interval: std::time::Duration,
 }
 
 /// Where a value came from, for error messages.
@@ -213,6 +230,48 @@ pub fn resolve(flags: &SailArgs, env: Env<'_>) -> Result<NodeConfig, ConfigError
                 _ => Err("must be text or json"),
             })?
             .unwrap_or(LogFormat::Text),
+        platform_domains: layers.platform_domains()?,
+        artifact_bytes: match layers.pick("deploy.artifactBytes") {
+            Some((raw, origin)) => {
+                let n = integer(&raw, "deploy.artifactBytes", origin.clone())?;
+                if !(1024..=(4u64 << 30)).contains(&n) {
+                    return Err(invalid(
+                        "deploy.artifactBytes",
+                        origin,
+                        "must be between 1024 and 4294967296",
+                    ));
+                }
+                n
+            }
+            None => 64 << 20,
+        },
+        workerd: layers.string_with("celld.workerd", absolute_path)?,
+        esbuild: layers.string_with("celld.esbuild", absolute_path)?,
+        ports: layers
+            .string_with("celld.ports", |text| {
+                let rule = "must be a port range FIRST-LAST with 1024 <= FIRST <= LAST <= 65535";
+                let (a, b) = text.split_once('-').ok_or(rule)?;
+                let (a, b) = (
+                    a.trim().parse::<u16>().map_err(|_| rule)?,
+                    b.trim().parse::<u16>().map_err(|_| rule)?,
+                );
+                (1024 <= a && a <= b).then_some((a, b)).ok_or(rule)
+            })?
+            .unwrap_or((17000, 17999)),
+        reconcile_interval: match layers.pick("reconcile.intervalMs") {
+            Some((raw, origin)) => {
+                let n = integer(&raw, "reconcile.intervalMs", origin.clone())?;
+                if !(100..=600_000).contains(&n) {
+                    return Err(invalid(
+                        "reconcile.intervalMs",
+                        origin,
+                        "must be between 100 and 600000",
+                    ));
+                }
+                std::time::Duration::from_millis(n)
+            }
+            None => std::time::Duration::from_millis(2000),
+        },
         bootstrap_admin: layers.string_with("bootstrap.admin", |text| {
             if text.is_empty() {
                 Err("must be the path of a public JWK or key file")
@@ -251,6 +310,8 @@ impl Layers<'_> {
                 (!flags.ingress_token.is_empty()).then(|| Raw::List(flags.ingress_token.clone()))
             }
             "log.format" => flags.log_format.clone().map(Raw::Text),
+            "platform.domains" => (!flags.platform_domain.is_empty())
+                .then(|| Raw::List(flags.platform_domain.clone())),
             "bootstrap.admin" => flags
                 .bootstrap_admin
                 .as_ref()
@@ -317,6 +378,41 @@ impl Layers<'_> {
         Ok(labels)
     }
 
+    fn platform_domains(&self) -> Result<Vec<String>, ConfigError> {
+        const KEY: &str = "platform.domains";
+        let Some((raw, origin)) = self.pick(KEY) else {
+            return Ok(vec!["localhost".to_owned()]);
+        };
+        let domains: Vec<String> = match raw {
+            Raw::Text(text) => text
+                .split(',')
+                .map(|d| d.trim().to_owned())
+                .filter(|d| !d.is_empty())
+                .collect(),
+            Raw::List(items) => items,
+            Raw::Toml(toml::Value::Array(items)) => items
+                .into_iter()
+                .map(|v| match v {
+                    toml::Value::String(s) => Ok(s),
+                    _ => Err(invalid(KEY, origin.clone(), "domains must be strings")),
+                })
+                .collect::<Result<_, _>>()?,
+            Raw::Toml(_) => return Err(invalid(KEY, origin, "must be a list of domain names")),
+        };
+        for domain in &domains {
+            let ok =
+                !domain.is_empty() && domain.len() <= 253 && domain.split('.').all(names::is_label);
+            if !ok {
+                return Err(invalid(
+                    KEY,
+                    origin,
+                    format!("{domain:?} is not a lower-case domain name"),
+                ));
+            }
+        }
+        Ok(domains)
+    }
+
     fn ingress_tokens(&self) -> Result<Vec<String>, ConfigError> {
         const KEY: &str = "ingress.token";
         let Some((raw, origin)) = self.pick(KEY) else {
@@ -379,6 +475,15 @@ fn split_pairs<'a>(
                 })
         })
         .collect()
+}
+
+fn absolute_path(text: &str) -> Result<PathBuf, &'static str> {
+    let path = PathBuf::from(text);
+    if path.is_absolute() {
+        Ok(path)
+    } else {
+        Err("must be an absolute path")
+    }
 }
 
 fn env_name(key: &str) -> String {

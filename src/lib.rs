@@ -45,7 +45,9 @@
 //! - No `unwrap`/`expect` on anything a caller, a file or the network controls
 //!   (enforced by the crate's clippy lints).
 
+pub mod artifact;
 pub mod auth;
+pub mod celld;
 pub mod cli;
 pub mod client;
 pub mod cmd;

@@ -120,6 +120,98 @@ impl<'de> Deserialize<'de> for OperatorId {
     }
 }
 
+/// An application's name: a DNS label (environments are `<name>-<env>`).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(transparent)]
+pub struct AppName(String);
+
+impl AppName {
+    pub fn parse(name: &str) -> Result<Self, &'static str> {
+        if is_label(name) {
+            Ok(AppName(name.to_owned()))
+        } else {
+            Err(LABEL_RULE)
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for AppName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for AppName {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        AppName::parse(&text).map_err(serde::de::Error::custom)
+    }
+}
+
+/// A deploy's id: `<application>.<16 lowercase hex>`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(transparent)]
+pub struct DeployId(String);
+
+impl DeployId {
+    /// A fresh id for a deploy of `app`.
+    pub fn new(app: &AppName) -> Self {
+        DeployId(format!(
+            "{app}.{:016x}",
+            getrandom::u64().unwrap_or_default()
+        ))
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        let (app, hex) = text.rsplit_once('.')?;
+        let hex_ok = hex.len() == 16
+            && hex
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+        (is_label(app) && hex_ok).then(|| DeployId(text.to_owned()))
+    }
+
+    pub fn application(&self) -> AppName {
+        AppName(
+            self.0
+                .rsplit_once('.')
+                .map(|(app, _)| app)
+                .unwrap_or_default()
+                .to_owned(),
+        )
+    }
+
+    /// The 16 hex digits after the application.
+    pub fn hex(&self) -> &str {
+        self.0
+            .rsplit_once('.')
+            .map(|(_, hex)| hex)
+            .unwrap_or_default()
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for DeployId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for DeployId {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        DeployId::parse(&text)
+            .ok_or_else(|| serde::de::Error::custom("not a deploy id (<application>.<16 hex>)"))
+    }
+}
+
 /// The rule for scope patterns.
 pub const SCOPE_RULE: &str =
     "a scope pattern is *, an application name, or a prefix glob such as shop-*";
@@ -305,6 +397,27 @@ mod tests {
         assert!(scope_covers(&scope, &pattern("shop-eu-*")));
         assert!(!scope_covers(&scope, &pattern("blog-*")));
         assert!(!scope_covers(&[], &pattern("blog")));
+    }
+
+    #[test]
+    fn deploy_ids() {
+        let app = AppName::parse("shop").unwrap_or_else(|r| panic!("{r}"));
+        let id = DeployId::new(&app);
+        assert_eq!(DeployId::parse(id.as_str()), Some(id.clone()));
+        assert_eq!(id.application(), app);
+        assert_eq!(id.hex().len(), 16);
+        for bad in [
+            "shop",
+            "shop.",
+            "shop.0F3A9C1D2B4E5A67",
+            "shop.0f3a",
+            ".0f3a9c1d2b4e5a67",
+            "Shop.0f3a9c1d2b4e5a67",
+            "shop.0f3a9c1d2b4e5a6g",
+        ] {
+            assert_eq!(DeployId::parse(bad), None, "{bad}");
+        }
+        assert!(DeployId::parse("shop-eu.0f3a9c1d2b4e5a67").is_some());
     }
 
     #[test]

@@ -158,6 +158,12 @@ impl ObjectStore for LossyStore {
     fn delete<'a>(&'a self, key: &'a str) -> StoreFuture<'a, ()> {
         self.inner.delete(key)
     }
+    fn put_file<'a>(&'a self, key: &'a str, path: &'a std::path::Path) -> StoreFuture<'a, ETag> {
+        self.inner.put_file(key, path)
+    }
+    fn get_file<'a>(&'a self, key: &'a str, path: &'a std::path::Path) -> StoreFuture<'a, bool> {
+        self.inner.get_file(key, path)
+    }
     fn list<'a>(&'a self, request: ListRequest) -> StoreFuture<'a, ListPage> {
         self.inner.list(request)
     }

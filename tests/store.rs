@@ -91,7 +91,41 @@ conformance!(
     forty_eight_parallel_creates_have_one_winner,
     eight_writers_twenty_cas_increments_make_160,
     invalid_keys_are_refused_alike,
+    files_stream_in_and_out,
 );
+
+async fn files_stream_in_and_out(store: Arc<dyn ObjectStore>) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let source = dir.path().join("artifact.tar.gz");
+    let bytes: Vec<u8> = (0..3 * 1024 * 1024u32)
+        .map(|i| (i * 7 % 251) as u8)
+        .collect();
+    std::fs::write(&source, &bytes).expect("write");
+    let etag = store
+        .put_file("artifacts/shop/x.tar.gz", &source)
+        .await
+        .expect("put_file");
+    let meta = store
+        .head("artifacts/shop/x.tar.gz")
+        .await
+        .expect("head")
+        .expect("exists");
+    assert_eq!((meta.size, meta.etag), (bytes.len() as u64, etag));
+    let target = dir.path().join("back");
+    assert!(
+        store
+            .get_file("artifacts/shop/x.tar.gz", &target)
+            .await
+            .expect("get_file")
+    );
+    assert_eq!(std::fs::read(&target).expect("read"), bytes);
+    assert!(
+        !store
+            .get_file("artifacts/shop/none", &dir.path().join("none"))
+            .await
+            .expect("get_file")
+    );
+}
 
 async fn missing_keys_read_as_none(store: Arc<dyn ObjectStore>) {
     assert!(store.get("nope").await.expect("get").is_none());

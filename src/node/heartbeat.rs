@@ -82,10 +82,23 @@ pub async fn beat(shared: &Shared) -> Result<(), BeatError> {
             record.version = crate::VERSION.to_owned();
             record.started_at = shared.started_at;
             record.heartbeat_at = Timestamp::now();
+            record.celld = shared.runtime.celld_info();
+            record.serving = shared.runtime.serving();
+            record.failures = shared.runtime.failures();
             Ok(Change::Put(record))
         })
         .await?;
     Ok(())
+}
+
+/// Writes the node record now (after the reconcile pass changed what it runs).
+pub async fn report(shared: &Shared) -> Result<(), RegistryError> {
+    match beat(shared).await {
+        Ok(()) => Ok(()),
+        Err(BeatError::Registry(e)) => Err(e),
+        // The heartbeat task reports fatal errors and stops the node.
+        Err(BeatError::Fatal(_)) => Ok(()),
+    }
 }
 
 /// Heartbeats until `stop`; returns early only for a fatal key mismatch.

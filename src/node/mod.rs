@@ -10,12 +10,15 @@
 
 mod bootstrap;
 pub mod caller;
+mod carrier;
 mod error;
 mod heartbeat;
 pub mod json;
+mod reconcile;
 pub mod request;
 mod router;
 mod routes;
+pub mod runtime;
 pub mod state;
 
 use std::future::Future;
@@ -72,6 +75,10 @@ pub struct Shared {
     /// The URL this node is reached at (configured, or from the bound address).
     pub advertise: String,
     pub started_at: Timestamp,
+    /// What this node runs.
+    pub runtime: runtime::Runtime,
+    /// Wakes the reconcile pass (a write on this node that it should see).
+    pub wake: tokio::sync::Notify,
     /// The admin key of `--bootstrap-admin`, checked at start.
     pub bootstrap_admin: Option<bootstrap::BootstrapAdmin>,
     fleet_known: AtomicBool,
@@ -109,6 +116,22 @@ pub async fn run(
         }
     };
     let store = crate::store::open(&config.bucket, &config.s3).await?;
+    let celld = crate::celld::Celld::discover(crate::celld::Settings {
+        workerd: config.workerd.clone(),
+        esbuild: config.esbuild.clone(),
+        root: local.dir.join("celld"),
+        bind: config.listen.ip(),
+        url_host: url_host(&advertise),
+        ports: config.ports,
+        artifact_limit: config.artifact_bytes,
+    })
+    .await;
+    match &celld {
+        Ok(celld) => tracing::info!(celld = %celld.info().version, "Celld runtime found"),
+        Err(why) => {
+            tracing::warn!(%why, "no Celld runtime: this node serves its API but runs no application")
+        }
+    }
     tracing::info!(node = %config.node_id, api = %bound, registry = %store.location(), state = %local.dir.display(), "scafo {} sailing", crate::VERSION);
     let shared = Arc::new(Shared {
         id: config.node_id.clone(),
@@ -116,6 +139,8 @@ pub async fn run(
         local,
         advertise,
         started_at: Timestamp::now(),
+        runtime: runtime::Runtime::new(celld),
+        wake: tokio::sync::Notify::new(),
         bootstrap_admin,
         fleet_known: AtomicBool::new(false),
         bootstrapped: AtomicBool::new(false),
@@ -147,6 +172,7 @@ pub async fn run(
         });
     }
     tasks.spawn(heartbeat::run(Arc::clone(&shared), stop_rx.clone()));
+    tasks.spawn(reconcile::run(Arc::clone(&shared), stop_rx.clone()));
     {
         let mut stop = stop_rx.clone();
         let app = router(Arc::clone(&shared));
@@ -170,4 +196,25 @@ pub async fn run(
     }
     tracing::info!("stopped");
     outcome
+}
+
+/// The host of a URL (`http://10.0.0.5:7070` → `10.0.0.5`, IPv6 kept in brackets).
+fn url_host(url: &str) -> String {
+    let authority = url.split_once("://").map(|(_, rest)| rest).unwrap_or(url);
+    let authority = authority.split('/').next().unwrap_or_default();
+    match authority.rfind(':') {
+        Some(colon) if !authority[colon..].contains(']') => authority[..colon].to_owned(),
+        _ => authority.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn url_hosts() {
+        assert_eq!(super::url_host("http://10.0.0.5:7070"), "10.0.0.5");
+        assert_eq!(super::url_host("https://node.example"), "node.example");
+        assert_eq!(super::url_host("http://[::1]:7070"), "[::1]");
+        assert_eq!(super::url_host("http://[::1]"), "[::1]");
+    }
 }

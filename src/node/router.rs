@@ -7,7 +7,7 @@ use axum::extract::Request;
 use axum::http::Method;
 use axum::middleware;
 use axum::response::Response;
-use axum::routing::{delete, get};
+use axum::routing::{delete, get, post};
 
 use super::Shared;
 use super::error::problem_response;
@@ -23,6 +23,11 @@ pub fn router(shared: Arc<Shared>) -> Router {
             get(routes::operators::list).post(routes::operators::register),
         )
         .route("/v1/operators/{id}", delete(routes::operators::remove))
+        .route(
+            "/v1/applications/{name}/deploys",
+            post(routes::deploys::create),
+        )
+        .route("/v1/deploys/{id}", get(routes::deploys::get))
         .route(
             "/v1/fleet/freeze",
             get(routes::fleet::status)

@@ -18,8 +18,11 @@
 
 use std::marker::PhantomData;
 
-use super::{FleetRecord, FreezeRecord, LeaseRecord, NodeRecord, TrustedOperator};
-use crate::names::{NodeId, OperatorId};
+use super::{
+    ApplicationRecord, DeployStatus, FleetRecord, FreezeRecord, LeaseRecord, NodeRecord,
+    TrustedOperator,
+};
+use crate::names::{AppName, DeployId, NodeId, OperatorId};
 
 /// A registry key that holds records of type `T`.
 #[derive(Debug)]
@@ -105,4 +108,23 @@ pub fn freeze() -> RecordKey<FreezeRecord> {
 
 pub fn lease() -> RecordKey<LeaseRecord> {
     RecordKey::new("registry/coordinator/lease.json".into())
+}
+
+pub const APPLICATIONS: RecordDir<ApplicationRecord> = RecordDir::new("registry/applications/");
+
+pub fn application(name: &AppName) -> RecordKey<ApplicationRecord> {
+    APPLICATIONS.key(name.as_str())
+}
+
+pub fn deploy(id: &DeployId) -> RecordKey<DeployStatus> {
+    RecordKey::new(format!(
+        "registry/deploys/{}/{}.json",
+        id.application(),
+        id.hex()
+    ))
+}
+
+/// Where a deploy's artifact is kept, as uploaded.
+pub fn artifact(id: &DeployId) -> String {
+    format!("artifacts/{}/{}.tar.gz", id.application(), id.hex())
 }

@@ -8,6 +8,8 @@
 //! so it is a success, not a conflict. The nonce also defeats A→B→A: equal
 //! content never yields an equal ETag twice.
 
+mod application;
+mod deploy;
 pub mod keys;
 mod records;
 
@@ -18,6 +20,11 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::store::{ETag, ObjectStore, StoreError};
+pub use application::{
+    ApplicationRecord, DomainClaim, Placement, REPLICAS_RULE, Release, Replicas, Retirement,
+    TrustEntry,
+};
+pub use deploy::{ArtifactInfo, DeployState, DeployStatus, NodeProgress};
 pub use keys::{RecordDir, RecordKey};
 pub use records::{
     CelldInfo, FleetRecord, FreezeRecord, LeaseRecord, NodeFailure, NodeRecord, Role, Serving,

@@ -116,6 +116,28 @@ impl ObjectStore for FileStore {
         })
     }
 
+    fn put_file<'a>(&'a self, key: &'a str, path: &'a Path) -> StoreFuture<'a, ETag> {
+        let source = path.to_owned();
+        self.blocking(key, move |root, key| {
+            let paths = KeyPaths::new(root, key)?;
+            let _lock = paths.lock()?;
+            let mut file = File::open(&source).map_err(|e| io(&source, e))?;
+            paths.replace_from(&mut file)
+        })
+    }
+
+    fn get_file<'a>(&'a self, key: &'a str, path: &'a Path) -> StoreFuture<'a, bool> {
+        let target = path.to_owned();
+        self.blocking(key, move |root, key| {
+            let paths = KeyPaths::new(root, key)?;
+            match fs::copy(&paths.object, &target) {
+                Ok(_) => Ok(true),
+                Err(e) if e.kind() == ErrorKind::NotFound && !paths.object.exists() => Ok(false),
+                Err(e) => Err(io(&target, e)),
+            }
+        })
+    }
+
     fn delete<'a>(&'a self, key: &'a str) -> StoreFuture<'a, ()> {
         self.blocking(key, |root, key| {
             let paths = KeyPaths::new(root, key)?;
@@ -207,6 +229,12 @@ impl KeyPaths {
 
     /// Atomically replaces the object (the caller holds the lock).
     fn replace(&self, bytes: &[u8]) -> Result<ETag, StoreError> {
+        self.replace_from(&mut &bytes[..])
+    }
+
+    /// Atomically replaces the object with what `source` yields, hashing
+    /// as it copies (the caller holds the lock).
+    fn replace_from(&self, source: &mut dyn Read) -> Result<ETag, StoreError> {
         let tmp = self
             .dir
             .join(format!("~tmp-{:016x}", getrandom::u64().unwrap_or(0)));
@@ -216,16 +244,29 @@ impl KeyPaths {
                 .write(true)
                 .mode(0o600)
                 .open(&tmp)?;
-            file.write_all(bytes)?;
+            let mut hasher = Sha256::new();
+            let mut buffer = vec![0u8; 64 * 1024];
+            loop {
+                let n = source.read(&mut buffer)?;
+                if n == 0 {
+                    break;
+                }
+                hasher.update(&buffer[..n]);
+                file.write_all(&buffer[..n])?;
+            }
             file.sync_all()?;
-            fs::rename(&tmp, &self.object)
+            fs::rename(&tmp, &self.object)?;
+            Ok::<_, std::io::Error>(hasher.finalize())
         })();
-        if let Err(e) = written {
-            let _ = fs::remove_file(&tmp);
-            return Err(io(&self.object, e));
-        }
+        let digest = match written {
+            Ok(digest) => digest,
+            Err(e) => {
+                let _ = fs::remove_file(&tmp);
+                return Err(io(&self.object, e));
+            }
+        };
         sync_dir(&self.dir)?;
-        Ok(etag_of(bytes))
+        Ok(etag_from_digest(&digest))
     }
 }
 
@@ -358,7 +399,10 @@ fn meta(path: &Path, key: &str) -> Result<Option<Meta>, StoreError> {
 }
 
 fn etag_of(bytes: &[u8]) -> ETag {
-    let digest = Sha256::digest(bytes);
+    etag_from_digest(&Sha256::digest(bytes))
+}
+
+fn etag_from_digest(digest: &[u8]) -> ETag {
     let hex: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
     ETag::new(format!("\"{hex}\""))
 }

@@ -18,6 +18,7 @@ mod url;
 
 use std::fmt;
 use std::future::Future;
+use std::path::Path;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::SystemTime;
@@ -151,6 +152,12 @@ pub trait ObjectStore: Send + Sync + fmt::Debug {
     ) -> StoreFuture<'a, ETag>;
     /// Writes unconditionally.
     fn put<'a>(&'a self, key: &'a str, bytes: Vec<u8>) -> StoreFuture<'a, ETag>;
+    /// Writes a local file as the object, unconditionally, streaming it:
+    /// the bytes are never held in memory whole.
+    fn put_file<'a>(&'a self, key: &'a str, path: &'a Path) -> StoreFuture<'a, ETag>;
+    /// Streams the object into a local file (created or truncated); `false`
+    /// when the object does not exist.
+    fn get_file<'a>(&'a self, key: &'a str, path: &'a Path) -> StoreFuture<'a, bool>;
     /// Removes the object; removing a missing object succeeds.
     fn delete<'a>(&'a self, key: &'a str) -> StoreFuture<'a, ()>;
     /// One page (at most 1 000 entries) of keys under a prefix.

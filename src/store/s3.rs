@@ -6,6 +6,7 @@
 //! 412 `PreconditionFailed`, 409 `ConditionalRequestConflict` and 404 on an
 //! `If-Match` all mean the same thing here: [`StoreError::Conflict`].
 
+use std::path::Path;
 use std::time::{Duration, SystemTime};
 
 use aws_config::BehaviorVersion;
@@ -220,6 +221,56 @@ impl ObjectStore for S3Store {
 
     fn put<'a>(&'a self, key: &'a str, bytes: Vec<u8>) -> StoreFuture<'a, ETag> {
         Box::pin(self.put_with(key, bytes, Condition::None, None))
+    }
+
+    fn put_file<'a>(&'a self, key: &'a str, path: &'a Path) -> StoreFuture<'a, ETag> {
+        Box::pin(async move {
+            let body = ByteStream::from_path(path).await.map_err(|e| {
+                StoreError::Unavailable(format!("cannot stream {}: {e}", path.display()))
+            })?;
+            let output = self
+                .client
+                .put_object()
+                .bucket(&self.bucket)
+                .key(self.full_key(key)?)
+                .content_type("application/octet-stream")
+                .body(body)
+                .send()
+                .await
+                .map_err(|e| self.classify(key, e, Condition::None))?;
+            output.e_tag().map(ETag::new).ok_or_else(|| {
+                StoreError::Unavailable(format!("PUT {key}: the store sent no ETag"))
+            })
+        })
+    }
+
+    fn get_file<'a>(&'a self, key: &'a str, path: &'a Path) -> StoreFuture<'a, bool> {
+        Box::pin(async move {
+            let sent = self
+                .client
+                .get_object()
+                .bucket(&self.bucket)
+                .key(self.full_key(key)?)
+                .send()
+                .await;
+            let output = match sent {
+                Ok(output) => output,
+                Err(e) if is_missing(&e) => return Ok(false),
+                Err(e) => return Err(self.classify(key, e, Condition::None)),
+            };
+            let failed = |e: std::io::Error| {
+                StoreError::Unavailable(format!("GET {key} into {}: {e}", path.display()))
+            };
+            let mut file = tokio::fs::File::create(path).await.map_err(failed)?;
+            let mut body = output.body.into_async_read();
+            tokio::io::copy(&mut body, &mut file)
+                .await
+                .map_err(failed)?;
+            tokio::io::AsyncWriteExt::flush(&mut file)
+                .await
+                .map_err(failed)?;
+            Ok(true)
+        })
     }
 
     fn delete<'a>(&'a self, key: &'a str) -> StoreFuture<'a, ()> {

@@ -62,6 +62,9 @@ pub struct NodeView {
     pub advertise: String,
     pub started_at: Timestamp,
     pub celld: Option<CelldInfo>,
+    /// Why this node has no runtime, when `celld` is null.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub celld_error: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -2,6 +2,7 @@
 //! node and the client share them, so both sides agree by construction.
 
 pub mod answers;
+pub mod deploy_meta;
 pub mod problem;
 pub mod timestamp;
 

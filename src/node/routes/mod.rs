@@ -1,5 +1,6 @@
 //! Route handlers, one file per surface.
 
+pub mod deploys;
 pub mod fleet;
 pub mod health;
 pub mod operators;

@@ -9,10 +9,11 @@ use axum::Json;
 use axum::extract::State;
 
 use crate::node::caller::Caller;
+use crate::node::runtime::lock;
 use crate::node::{ApiError, HEARTBEAT_INTERVAL, Shared};
 use crate::registry::keys;
 use crate::wire::answers::{
-    CoordinatorView, DaemonState, FleetNode, FleetView, NodeView, ReconcileView, RegistryView,
+    CoordinatorView, DaemonState, FleetNode, FleetView, NodeView, RegistryView,
 };
 
 /// A node is alive while its heartbeat is younger than three intervals.
@@ -49,7 +50,8 @@ pub async fn get(
             labels: shared.config.labels.clone(),
             advertise: shared.advertise.clone(),
             started_at: shared.started_at,
-            celld: None,
+            celld: shared.runtime.celld_info(),
+            celld_error: shared.runtime.celld_error.clone(),
         },
         fleet: fleet?.map(|f| FleetView {
             id: f.value.id,
@@ -66,18 +68,13 @@ pub async fn get(
             expires_at: lease.as_ref().map(|l| l.expires_at),
             last_assignment_at: None,
         },
-        // No reconcile pass runs on this node yet: deploys and Celld arrive
-        // with their own pass, which fills these in.
-        reconcile: ReconcileView {
-            ready: false,
-            passes: 0,
-            last_pass_at: None,
-            last_pass_ms: None,
-            last_error: None,
-        },
-        // This node runs no application yet; non-admins would see only the
-        // ones their key reaches.
-        applications: Vec::new(),
+        reconcile: lock(&shared.runtime.stats).clone(),
+        applications: shared
+            .runtime
+            .served_applications()
+            .into_iter()
+            .filter(|app| caller.require_reach(&app.name).is_ok())
+            .collect(),
         nodes,
         scoped,
     }))

@@ -1,0 +1,220 @@
+//! The reconcile pass: read the applications, run every wanted release
+//! through Celld (an application's live release, and its pending one beside
+//! it), stop what is no longer wanted after a drain delay, and report in the
+//! node record. It runs every `reconcile.intervalMs`, and at once when a
+//! write on this node wakes it.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::sync::watch;
+
+use super::runtime::{Slot, lock};
+use super::{NodeError, Shared};
+use crate::celld::Failure;
+use crate::names::{AppName, DeployId};
+use crate::registry::{RegistryError, keys};
+use crate::wire::Timestamp;
+
+/// How long a replaced release keeps serving in-flight requests.
+pub const DRAIN: Duration = Duration::from_secs(5);
+
+pub async fn run(shared: Arc<Shared>, mut stop: watch::Receiver<bool>) -> Result<(), NodeError> {
+    loop {
+        let started = Instant::now();
+        let outcome = pass(&shared).await;
+        {
+            let mut stats = lock(&shared.runtime.stats);
+            stats.passes += 1;
+            stats.last_pass_at = Some(Timestamp::now());
+            stats.last_pass_ms = Some(started.elapsed().as_millis() as u64);
+            match &outcome {
+                Ok(()) => {
+                    stats.ready = true;
+                    stats.last_error = None;
+                }
+                Err(e) => stats.last_error = Some(e.to_string()),
+            }
+        }
+        if let Err(e) = outcome {
+            tracing::warn!(error = %e, "reconcile pass failed");
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(shared.config.reconcile_interval) => {}
+            _ = shared.wake.notified() => {}
+            _ = stop.wait_for(|s| *s) => break,
+        }
+    }
+    stop_all(&shared).await;
+    Ok(())
+}
+
+/// The releases every application wants here.
+fn wanted(shared: &Shared) -> BTreeMap<DeployId, AppName> {
+    let mut wanted = BTreeMap::new();
+    for app in lock(&shared.runtime.applications).iter() {
+        if app.blocked || app.retired.is_some() {
+            continue;
+        }
+        for deploy in [&app.release.live, &app.release.pending]
+            .into_iter()
+            .flatten()
+        {
+            wanted.insert(deploy.clone(), app.name.clone());
+        }
+    }
+    wanted
+}
+
+async fn pass(shared: &Arc<Shared>) -> Result<(), RegistryError> {
+    let apps = shared.registry.read_all(&keys::APPLICATIONS).await?;
+    *lock(&shared.runtime.applications) = apps.into_iter().map(|a| a.value).collect();
+    let wanted = wanted(shared);
+    let mut to_stop = Vec::new();
+    {
+        let mut releases = lock(&shared.runtime.releases);
+        for (deploy, app) in &wanted {
+            if !releases.contains_key(deploy) {
+                releases.insert(deploy.clone(), (app.clone(), Slot::Starting));
+                tokio::spawn(start(Arc::clone(shared), app.clone(), deploy.clone()));
+            }
+        }
+        let unwanted: Vec<DeployId> = releases
+            .keys()
+            .filter(|d| !wanted.contains_key(*d))
+            .cloned()
+            .collect();
+        for deploy in unwanted {
+            if let Some((_, Slot::Running { process, .. })) = releases.get_mut(&deploy)
+                && let Some(process) = process.take()
+            {
+                to_stop.push((deploy.clone(), process));
+            }
+            if !matches!(releases.get(&deploy), Some((_, Slot::Starting))) {
+                releases.remove(&deploy);
+            }
+        }
+    }
+    for (deploy, process) in to_stop {
+        tracing::info!(%deploy, "release no longer wanted; stopping after the drain delay");
+        tokio::spawn(async move {
+            tokio::time::sleep(DRAIN).await;
+            process.stop().await;
+        });
+    }
+    super::heartbeat::report(shared).await
+}
+
+/// Fetches the artifact (the local copy when this node accepted it) and
+/// runs the release; the outcome lands in the runtime and is reported.
+async fn start(shared: Arc<Shared>, app: AppName, deploy: DeployId) {
+    let outcome = async {
+        let celld = shared.runtime.celld.as_ref().ok_or_else(|| {
+            Failure::new(
+                "celld-start",
+                format!(
+                    "node {} has no runtime: {}",
+                    shared.id,
+                    shared
+                        .runtime
+                        .celld_error
+                        .as_deref()
+                        .unwrap_or("workerd missing")
+                ),
+            )
+        })?;
+        let artifact = fetch_artifact(&shared, &deploy).await?;
+        celld.run(&app, &deploy, &artifact).await
+    }
+    .await;
+    let slot = match outcome {
+        Ok(process) => {
+            tracing::info!(%deploy, url = %process.url, "release running");
+            Slot::Running {
+                url: process.url.clone(),
+                process: Some(process),
+            }
+        }
+        Err(failure) => {
+            tracing::warn!(%deploy, code = failure.code, detail = %failure.detail, "release failed to start");
+            Slot::Failed {
+                failure,
+                at: Timestamp::now(),
+            }
+        }
+    };
+    let orphan = {
+        let mut releases = lock(&shared.runtime.releases);
+        match releases.get_mut(&deploy) {
+            Some(entry) => {
+                entry.1 = slot;
+                None
+            }
+            // Unwanted while it started: stop it at once.
+            None => match slot {
+                Slot::Running { process, .. } => process,
+                _ => None,
+            },
+        }
+    };
+    if let Some(process) = orphan {
+        process.stop().await;
+    }
+    shared.wake.notify_one();
+}
+
+/// `<state>/artifacts/<app>/<hex>.tar.gz`, downloaded from the bucket unless
+/// this node already holds it.
+pub fn artifact_cache(shared: &Shared, deploy: &DeployId) -> std::path::PathBuf {
+    shared
+        .local
+        .dir
+        .join("artifacts")
+        .join(deploy.application().as_str())
+        .join(format!("{}.tar.gz", deploy.hex()))
+}
+
+async fn fetch_artifact(shared: &Shared, deploy: &DeployId) -> Result<std::path::PathBuf, Failure> {
+    let path = artifact_cache(shared, deploy);
+    if path.is_file() {
+        return Ok(path);
+    }
+    let unavailable =
+        |e: String| Failure::new("celld-start", format!("cannot fetch the artifact: {e}"));
+    if let Some(parent) = path.parent() {
+        tokio::fs::create_dir_all(parent)
+            .await
+            .map_err(|e| unavailable(e.to_string()))?;
+    }
+    let partial = path.with_extension("part");
+    let found = shared
+        .registry
+        .store()
+        .get_file(&keys::artifact(deploy), &partial)
+        .await
+        .map_err(|e| unavailable(e.to_string()))?;
+    if !found {
+        let _ = tokio::fs::remove_file(&partial).await;
+        return Err(Failure::new(
+            "artifact-invalid",
+            "the artifact is missing from the registry bucket",
+        ));
+    }
+    tokio::fs::rename(&partial, &path)
+        .await
+        .map_err(|e| unavailable(e.to_string()))?;
+    Ok(path)
+}
+
+/// On shutdown: every release stops (SIGTERM, then SIGKILL after a grace).
+async fn stop_all(shared: &Shared) {
+    let processes: Vec<_> = lock(&shared.runtime.releases)
+        .values_mut()
+        .filter_map(|(_, slot)| match slot {
+            Slot::Running { process, .. } => process.take(),
+            _ => None,
+        })
+        .collect();
+    futures_util::future::join_all(processes.into_iter().map(|p| p.stop())).await;
+}
