@@ -156,7 +156,7 @@ mod tests {
         );
         assert_eq!(
             found,
-            ["./a.js", "hono", "./d.js", "./a.js", "./side.js", "../c.js"]
+            ["./a.js", "hono", "./d.js", "./side.js", "../c.js"]
         );
     }
 }
