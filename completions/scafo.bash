@@ -19,6 +19,9 @@ _scafo() {
             scafo,completions)
                 cmd="scafo__subcmd__completions"
                 ;;
+            scafo,deploy)
+                cmd="scafo__subcmd__deploy"
+                ;;
             scafo,freeze)
                 cmd="scafo__subcmd__freeze"
                 ;;
@@ -59,7 +62,7 @@ _scafo() {
 
     case "${cmd}" in
         scafo)
-            opts="-y -v -q -h -V --url --key --token --json --yes --verbose --quiet --help --version sail operators freeze completions"
+            opts="-y -v -q -h -V --url --key --token --json --yes --verbose --quiet --help --version sail deploy operators freeze completions"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -91,6 +94,60 @@ _scafo() {
                 return 0
             fi
             case "${prev}" in
+                --url)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --token)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        scafo__subcmd__deploy)
+            opts="-m -y -v -q -h -V --name --env --var --no-bundle --message --selector --replicas --detach --url --key --token --json --yes --verbose --quiet --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --name)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --env)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --var)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --message)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -m)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --selector)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --replicas)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --url)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

@@ -34,6 +34,7 @@ complete -c scafo -n "__fish_scafo_needs_command" -s q -l quiet -d 'Only warning
 complete -c scafo -n "__fish_scafo_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c scafo -n "__fish_scafo_needs_command" -s V -l version -d 'Print version'
 complete -c scafo -n "__fish_scafo_needs_command" -f -a "sail" -d 'Run a node: the HTTP control API, heartbeats and the registry'
+complete -c scafo -n "__fish_scafo_needs_command" -f -a "deploy" -d 'Deploy a project (a directory with a wrangler.jsonc) and follow it until live'
 complete -c scafo -n "__fish_scafo_needs_command" -f -a "operators" -d 'Manage operator keys: who may call the fleet\'s API'
 complete -c scafo -n "__fish_scafo_needs_command" -f -a "freeze" -d 'Stop deploy intake for the whole fleet (status, lift)'
 complete -c scafo -n "__fish_scafo_needs_command" -f -a "completions" -d 'Print a shell completion script'
@@ -57,6 +58,23 @@ complete -c scafo -n "__fish_scafo_using_subcommand sail" -s v -l verbose -d 'Mo
 complete -c scafo -n "__fish_scafo_using_subcommand sail" -s q -l quiet -d 'Only warnings and errors'
 complete -c scafo -n "__fish_scafo_using_subcommand sail" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c scafo -n "__fish_scafo_using_subcommand sail" -s V -l version -d 'Print version'
+complete -c scafo -n "__fish_scafo_using_subcommand deploy" -l name -d 'The application name [default: "name" in the wrangler config]' -r
+complete -c scafo -n "__fish_scafo_using_subcommand deploy" -l env -d 'Deploy the config\'s env.<ENV> section as the application <name>-<ENV>' -r
+complete -c scafo -n "__fish_scafo_using_subcommand deploy" -l var -d 'Set a var in the packed copy\'s config (split at the first \':\'; always a string); repeatable' -r
+complete -c scafo -n "__fish_scafo_using_subcommand deploy" -s m -l message -d 'A note recorded on the deploy' -r
+complete -c scafo -n "__fish_scafo_using_subcommand deploy" -l selector -d 'Run only on nodes with this label; repeatable' -r
+complete -c scafo -n "__fish_scafo_using_subcommand deploy" -l replicas -d 'How many nodes run it: a number, or all' -r
+complete -c scafo -n "__fish_scafo_using_subcommand deploy" -l url -d 'Node API URL [env: SCAFO_URL] [default: http://127.0.0.1:7070]' -r
+complete -c scafo -n "__fish_scafo_using_subcommand deploy" -l key -d 'Operator key file: a JWK with "d" and "kid" [env: SCAFO_KEY]' -r -F
+complete -c scafo -n "__fish_scafo_using_subcommand deploy" -l token -d 'A bearer token to send as it is, e.g. a CI OIDC token [env: SCAFO_TOKEN]' -r
+complete -c scafo -n "__fish_scafo_using_subcommand deploy" -l no-bundle -d 'Upload the modules as they are ("no_bundle": true in the packed copy)'
+complete -c scafo -n "__fish_scafo_using_subcommand deploy" -l detach -d 'Return once the node accepted the deploy, without following it'
+complete -c scafo -n "__fish_scafo_using_subcommand deploy" -l json -d 'Print machine-readable JSON'
+complete -c scafo -n "__fish_scafo_using_subcommand deploy" -s y -l yes -d 'Answer yes to confirmations (needed without a terminal)'
+complete -c scafo -n "__fish_scafo_using_subcommand deploy" -s v -l verbose -d 'More output (-v debug, -vv trace)'
+complete -c scafo -n "__fish_scafo_using_subcommand deploy" -s q -l quiet -d 'Only warnings and errors'
+complete -c scafo -n "__fish_scafo_using_subcommand deploy" -s h -l help -d 'Print help'
+complete -c scafo -n "__fish_scafo_using_subcommand deploy" -s V -l version -d 'Print version'
 complete -c scafo -n "__fish_scafo_using_subcommand operators; and not __fish_seen_subcommand_from keygen list add remove rotate whoami" -l url -d 'Node API URL [env: SCAFO_URL] [default: http://127.0.0.1:7070]' -r
 complete -c scafo -n "__fish_scafo_using_subcommand operators; and not __fish_seen_subcommand_from keygen list add remove rotate whoami" -l key -d 'Operator key file: a JWK with "d" and "kid" [env: SCAFO_KEY]' -r -F
 complete -c scafo -n "__fish_scafo_using_subcommand operators; and not __fish_seen_subcommand_from keygen list add remove rotate whoami" -l token -d 'A bearer token to send as it is, e.g. a CI OIDC token [env: SCAFO_TOKEN]' -r

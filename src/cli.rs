@@ -70,6 +70,8 @@ configured the node keeps its state in /var/lib/scafo (root) or $XDG_STATE_HOME/
 registry in <state>/bucket, and listens on 127.0.0.1:7070."
     )]
     Sail(SailArgs),
+    /// Deploy a project (a directory with a wrangler.jsonc) and follow it until live
+    Deploy(DeployArgs),
     /// Manage operator keys: who may call the fleet's API
     #[command(subcommand)]
     Operators(OperatorsCommand),
@@ -81,6 +83,45 @@ registry in <state>/bucket, and listens on 127.0.0.1:7070."
         /// The shell to complete for
         shell: Shell,
     },
+}
+
+#[derive(Debug, Args)]
+pub struct DeployArgs {
+    /// The project directory
+    #[arg(default_value = ".", value_name = "DIR")]
+    pub dir: PathBuf,
+
+    /// The application name [default: "name" in the wrangler config]
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
+
+    /// Deploy the config's env.<ENV> section as the application <name>-<ENV>
+    #[arg(long, value_name = "ENV")]
+    pub env: Option<String>,
+
+    /// Set a var in the packed copy's config (split at the first ':'; always a string); repeatable
+    #[arg(long = "var", value_name = "KEY:VALUE")]
+    pub vars: Vec<String>,
+
+    /// Upload the modules as they are ("no_bundle": true in the packed copy)
+    #[arg(long)]
+    pub no_bundle: bool,
+
+    /// A note recorded on the deploy
+    #[arg(short, long, value_name = "TEXT")]
+    pub message: Option<String>,
+
+    /// Run only on nodes with this label; repeatable
+    #[arg(long = "selector", value_name = "KEY=VALUE")]
+    pub selector: Vec<String>,
+
+    /// How many nodes run it: a number, or all
+    #[arg(long, value_name = "N|all")]
+    pub replicas: Option<String>,
+
+    /// Return once the node accepted the deploy, without following it
+    #[arg(long)]
+    pub detach: bool,
 }
 
 #[derive(Debug, Subcommand)]

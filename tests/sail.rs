@@ -160,7 +160,10 @@ async fn registers_fleet_and_node_record_on_the_file_bucket() {
         Some("eu")
     );
     assert_eq!(record.value.version, env!("CARGO_PKG_VERSION"));
-    let celld = record.value.celld.expect("workerd is a test peer, so the node has a runtime");
+    let celld = record
+        .value
+        .celld
+        .expect("workerd is a test peer, so the node has a runtime");
     assert_eq!(celld.engine, "workerd");
     assert!(celld.version.starts_with("workerd "), "{}", celld.version);
 }

@@ -154,9 +154,6 @@ mod tests {
         let found = imports(
             "import a from './a.js';\nimport { b } from \"hono\";\nimport './side.js';\nconst c = await import('../c.js');\nexport * from './d.js';",
         );
-        assert_eq!(
-            found,
-            ["./a.js", "hono", "./d.js", "./side.js", "../c.js"]
-        );
+        assert_eq!(found, ["./a.js", "hono", "./d.js", "./side.js", "../c.js"]);
     }
 }

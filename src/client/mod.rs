@@ -169,12 +169,27 @@ impl Client {
         self.call(Method::GET, path, None::<&()>).await
     }
 
-    /// Sends one request with a fresh token and reads its JSON answer.
+    /// Sends one request with a fresh token and a JSON body.
     pub async fn call<T: DeserializeOwned>(
         &self,
         method: Method,
         path: &str,
         body: Option<&impl Serialize>,
+    ) -> Result<T, Failure> {
+        self.request(method, path, |request| match body {
+            Some(body) => request.json(body),
+            None => request,
+        })
+        .await
+    }
+
+    /// Sends one request with a fresh token, shaped by `build` (headers,
+    /// body, a longer timeout), and reads its JSON answer.
+    pub async fn request<T: DeserializeOwned>(
+        &self,
+        method: Method,
+        path: &str,
+        build: impl FnOnce(reqwest::RequestBuilder) -> reqwest::RequestBuilder,
     ) -> Result<T, Failure> {
         let credential = self.credential.as_ref().ok_or_else(|| {
             Failure::Usage(anyhow!(
@@ -183,15 +198,12 @@ impl Client {
             ))
         })?;
         let url = format!("{}{path}", self.base);
-        let mut request = self
+        let request = self
             .http
             .request(method.clone(), &url)
             .bearer_auth(credential.bearer())
             .timeout(Duration::from_secs(60));
-        if let Some(body) = body {
-            request = request.json(body);
-        }
-        let response = request.send().await.map_err(|e| {
+        let response = build(request).send().await.map_err(|e| {
             Failure::Unreachable(anyhow!(
                 "cannot reach the node at {}: {}",
                 self.base,

@@ -2,8 +2,10 @@
 //! turns a failure into its exit code in one place.
 
 pub mod completions;
+pub mod deploy;
 pub mod freeze;
 pub mod operators;
+pub mod pack;
 pub mod sail;
 
 use std::fmt;

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::registry::{CelldInfo, FreezeRecord, TrustedOperator};
+use crate::registry::{CelldInfo, DeployStatus, FreezeRecord, TrustedOperator};
 use crate::wire::Timestamp;
 
 /// `GET /v1/operators`.
@@ -38,6 +38,12 @@ pub struct FreezeAnswer {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Lifted {
     pub lifted: bool,
+}
+
+/// `POST /v1/applications/:name/deploys` (202).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct DeployAnswer {
+    pub deploy: DeployStatus,
 }
 
 /// `GET /v1/state` (DESIGN §6).

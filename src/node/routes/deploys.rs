@@ -16,7 +16,6 @@ use axum::body::Body;
 use axum::extract::{Path as UrlPath, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use futures_util::StreamExt;
-use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use tokio::io::AsyncWriteExt;
 
@@ -27,16 +26,12 @@ use crate::node::{ApiError, Shared, carrier, reconcile};
 use crate::registry::{
     ApplicationRecord, ArtifactInfo, Change, DeployState, DeployStatus, V1, keys,
 };
+use crate::wire::answers::DeployAnswer;
 use crate::wire::deploy_meta::{self, DeployMeta};
 use crate::wire::{Code, Timestamp};
 
 /// A deploy record unmoved this long, whose carrier is gone, is judged failed.
 pub const LIVENESS_WINDOW: Duration = Duration::from_secs(90);
-
-#[derive(Debug, Serialize, Deserialize)]
-pub struct DeployAnswer {
-    pub deploy: DeployStatus,
-}
 
 fn malformed(detail: impl Into<String>) -> ApiError {
     ApiError::invalid_input(detail)
