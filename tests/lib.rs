@@ -10,6 +10,7 @@ mod util;
 mod auth;
 mod cli;
 mod client;
+mod deploys;
 mod operators;
 mod registry;
 mod request_layer;

@@ -141,7 +141,14 @@ impl Celld {
             root: settings.root,
             bind: settings.bind,
             url_host: settings.url_host,
-            next_port: AtomicU16::new(settings.ports.0),
+            // Start somewhere random in the range, so nodes sharing a
+            // machine rarely probe the same ports.
+            next_port: AtomicU16::new(
+                settings.ports.0
+                    + (getrandom::u32().unwrap_or(0)
+                        % (u32::from(settings.ports.1 - settings.ports.0) + 1))
+                        as u16,
+            ),
             ports: settings.ports,
             artifact_limit: settings.artifact_limit,
         })
@@ -192,39 +199,49 @@ impl Celld {
         };
         let spec = wrangler::read(&src, unpacked.config)?;
         let modules = build::modules(self.esbuild.as_deref(), &dir, &src, &spec).await?;
-        let port = self.port()?;
-        let config = capnp::render(&capnp::Config {
-            address: match self.bind {
-                IpAddr::V6(ip) => format!("[{ip}]:{port}"),
-                IpAddr::V4(ip) => format!("{ip}:{port}"),
-            },
-            application: app.as_str(),
-            deploy: deploy.as_str(),
-            modules,
-            compatibility_date: &spec.compatibility_date,
-            compatibility_flags: &spec.compatibility_flags,
-            vars: &spec.vars,
-        });
         let write = |name: &str, text: &str| {
             std::fs::write(dir.join(name), text)
                 .map_err(|e| Failure::new("celld-start", format!("cannot write {name}: {e}")))
         };
         write(capnp::ENTRY_FILE, capnp::ENTRY_JS)?;
-        write("config.capnp", &config)?;
-        let local = if self.bind.is_unspecified() {
-            "127.0.0.1".to_owned()
-        } else {
-            self.bind.to_string()
-        };
-        let health = format!(
-            "http://{}:{port}/.well-known/celld/health",
-            if local.contains(':') {
-                format!("[{local}]")
-            } else {
-                local
+        let expect =
+            serde_json::json!({"ok": true, "application": app.as_str(), "deploy": deploy.as_str()});
+        // Another process may take the port between the probe and workerd's
+        // bind: then try the next free one.
+        let mut attempt = 0;
+        let (port, process) = loop {
+            attempt += 1;
+            let port = self.port()?;
+            let config = capnp::render(&capnp::Config {
+                address: match self.bind {
+                    IpAddr::V6(ip) => format!("[{ip}]:{port}"),
+                    IpAddr::V4(ip) => format!("{ip}:{port}"),
+                },
+                application: app.as_str(),
+                deploy: deploy.as_str(),
+                modules: modules.clone(),
+                compatibility_date: &spec.compatibility_date,
+                compatibility_flags: &spec.compatibility_flags,
+                vars: &spec.vars,
+            });
+            write("config.capnp", &config)?;
+            let local = match self.bind {
+                IpAddr::V4(ip) if !ip.is_unspecified() => ip.to_string(),
+                IpAddr::V6(ip) if !ip.is_unspecified() => format!("[{ip}]"),
+                _ => "127.0.0.1".to_owned(),
+            };
+            let health = format!("http://{local}:{port}/.well-known/celld/health");
+            match process::start(&self.workerd, &dir, health, expect.clone()).await {
+                Ok(process) => break (port, process),
+                Err(failure)
+                    if attempt < 3 && failure.detail.contains("Address already in use") =>
+                {
+                    tracing::debug!(port, "port taken before workerd bound it; trying another");
+                    let _ = std::fs::remove_file(dir.join("workerd.log"));
+                }
+                Err(failure) => return Err(failure),
             }
-        );
-        let process = process::start(&self.workerd, &dir, health).await?;
+        };
         Ok(Running {
             url: format!("http://{}:{port}", self.url_host),
             process,

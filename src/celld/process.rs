@@ -29,6 +29,9 @@ struct Launch {
     dir: PathBuf,
     log: PathBuf,
     health: String,
+    /// What this release's health answers; anything else on the port is
+    /// another process.
+    expect: serde_json::Value,
 }
 
 impl Launch {
@@ -77,7 +80,10 @@ impl Launch {
                 .timeout(Duration::from_secs(2))
                 .send()
                 .await;
-            if answer.is_ok_and(|r| r.status().is_success()) {
+            if let Ok(answer) = answer
+                && answer.status().is_success()
+                && answer.json::<serde_json::Value>().await.ok().as_ref() == Some(&self.expect)
+            {
                 return Ok(());
             }
             if tokio::time::Instant::now() > deadline {
@@ -100,12 +106,20 @@ impl Launch {
 }
 
 /// Starts workerd in `dir` and returns once it answers health.
-pub async fn start(workerd: &Path, dir: &Path, health: String) -> Result<Process, Failure> {
+/// Starts workerd in `dir` and returns once it answers health with
+/// `expect` (`{"ok":true,"application":…,"deploy":…}`).
+pub async fn start(
+    workerd: &Path,
+    dir: &Path,
+    health: String,
+    expect: serde_json::Value,
+) -> Result<Process, Failure> {
     let launch = Launch {
         workerd: workerd.to_owned(),
         dir: dir.to_owned(),
         log: dir.join("workerd.log"),
         health,
+        expect,
     };
     let mut child = launch
         .spawn()

@@ -34,7 +34,7 @@ pub use records::{
 use std::sync::Arc;
 
 /// How many times [`Registry::update`] tries before answering `cas-conflict`.
-pub const MAX_ATTEMPTS: u32 = 12;
+pub const MAX_ATTEMPTS: u32 = 32;
 
 #[derive(Debug, thiserror::Error)]
 pub enum RegistryError {
@@ -218,11 +218,12 @@ impl Registry {
     }
 }
 
-/// 5 ms doubling to 320 ms, each scaled by a random factor in [0.5, 1.5).
+/// "Full jitter": a random delay up to 5 ms doubling to a 200 ms cap, so
+/// writers that collided spread out instead of colliding again.
 fn backoff(attempt: u32) -> Duration {
-    let base = 5u64 << attempt.min(6);
-    let jitter = getrandom::u32().unwrap_or(u32::MAX / 2) % 1000;
-    Duration::from_micros(base * (500 + u64::from(jitter)))
+    let cap = (5u64 << attempt.min(6)).min(200) * 1000;
+    let random = u64::from(getrandom::u32().unwrap_or(u32::MAX / 2));
+    Duration::from_micros(1000 + random % cap)
 }
 
 /// A fresh writer nonce: 16 random bytes, hex.
@@ -267,8 +268,8 @@ mod tests {
 
     #[test]
     fn backoff_grows_and_stays_bounded() {
-        assert!(backoff(0) < Duration::from_millis(8));
-        assert!(backoff(20) <= Duration::from_millis(480));
+        assert!(backoff(0) <= Duration::from_millis(6));
+        assert!(backoff(20) <= Duration::from_millis(201));
     }
 
     #[test]

@@ -263,6 +263,12 @@ impl Node {
             .args(["--node-id", options.id.as_deref().unwrap_or("node-a")])
             .args(["--bucket", &bucket])
             .args(&options.args)
+            // Each test node probes its own window of application ports.
+            .env("SCAFO_CELLD_PORTS", {
+                let first =
+                    20_000 + (scafo::registry::new_nonce().as_bytes()[0] as u16 % 200) * 200;
+                format!("{first}-{}", first + 199)
+            })
             .envs(options.env.iter().map(|(k, v)| (k, v)))
             .env(
                 "SCAFO_LOG",
