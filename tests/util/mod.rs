@@ -265,8 +265,8 @@ impl Node {
             .args(&options.args)
             // Each test node probes its own window of application ports.
             .env("SCAFO_CELLD_PORTS", {
-                let first =
-                    20_000 + (scafo::registry::new_nonce().as_bytes()[0] as u16 % 200) * 200;
+                let draw = u16::from_str_radix(&scafo::registry::new_nonce()[..4], 16).unwrap_or(0);
+                let first = 20_000 + (draw % 200) * 200;
                 format!("{first}-{}", first + 199)
             })
             .envs(options.env.iter().map(|(k, v)| (k, v)))
