@@ -18,7 +18,7 @@ use crate::client::Client;
 use crate::config::process_env;
 use crate::registry::{DeployState, DeployStatus, Replicas};
 use crate::ui;
-use crate::wire::answers::DeployAnswer;
+use crate::wire::answers::{DaemonState, DeployAnswer};
 use crate::wire::deploy_meta;
 
 pub fn run(global: &GlobalArgs, args: &DeployArgs) -> Result<(), Failure> {
@@ -66,6 +66,13 @@ pub fn run(global: &GlobalArgs, args: &DeployArgs) -> Result<(), Failure> {
             println!("{} is live", status.id);
             for url in &status.urls {
                 println!("  {url}");
+            }
+            // Where the node asked serves it, for a machine without an ingress.
+            if let Ok(state) = client.get::<DaemonState>("/v1/state").await
+                && let Some(here) = state.applications.iter().find(|a| a.name == name)
+                && let Some(url) = &here.url
+            {
+                println!("  node {}: {url}", state.node.id);
             }
         }
         match status.state {

@@ -323,6 +323,11 @@ impl Node {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
+    /// The node's process id, while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
     pub async fn get(&self, path: &str) -> reqwest::Response {
         reqwest::get(format!("{}{path}", self.url))
             .await
