@@ -97,7 +97,10 @@ async fn deploy_switch_without_failed_requests_and_a_failing_start() {
         "{stdout}"
     );
     let url = app_url(&node, &admin, "hello").await.expect("served");
-    assert!(stdout.contains(&format!("  node node-a: {url}")), "{stdout}");
+    assert!(
+        stdout.contains(&format!("  node node-a: {url}")),
+        "{stdout}"
+    );
     assert_eq!(fetch(&url).await, (200, "HELLO:THERE WORLD V1".into()));
 
     // The second version replaces the first while a client keeps asking,
