@@ -81,10 +81,13 @@ fn safe_path(path: &Path) -> bool {
 }
 
 /// Walks the archive, checking every entry; `unpack_to` also writes them.
-fn walk(path: &Path, limit: u64, unpack_to: Option<&Path>) -> Result<Inspection, ArtifactError> {
-    let file = File::open(path)?;
+fn walk(
+    reader: impl Read,
+    limit: u64,
+    unpack_to: Option<&Path>,
+) -> Result<Inspection, ArtifactError> {
     let decoder = Bounded {
-        inner: GzDecoder::new(file),
+        inner: GzDecoder::new(reader),
         remaining: limit,
     };
     let mut archive = tar::Archive::new(decoder);
@@ -175,11 +178,16 @@ fn walk(path: &Path, limit: u64, unpack_to: Option<&Path>) -> Result<Inspection,
 
 /// Checks an archive without writing anything.
 pub fn inspect(path: &Path, limit: u64) -> Result<Inspection, ArtifactError> {
-    walk(path, limit, None)
+    walk(File::open(path)?, limit, None)
+}
+
+/// Checks an archive from any reader (the client checks what it packed).
+pub fn inspect_reader(reader: impl Read, limit: u64) -> Result<Inspection, ArtifactError> {
+    walk(reader, limit, None)
 }
 
 /// Checks and unpacks an archive into `dest` (created).
 pub fn unpack(path: &Path, dest: &Path, limit: u64) -> Result<Inspection, ArtifactError> {
     fs::create_dir_all(dest)?;
-    walk(path, limit, Some(dest))
+    walk(File::open(path)?, limit, Some(dest))
 }

@@ -775,3 +775,120 @@ async fn a_node_without_workerd_serves_its_api_and_says_so() {
         "{state}"
     );
 }
+
+/// The workerd processes whose parent is `pid`.
+fn workerd_children(pid: u32) -> Vec<u32> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").expect("proc").flatten() {
+        let Ok(child) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let stat = std::fs::read_to_string(format!("/proc/{child}/stat")).unwrap_or_default();
+        let Some((comm, rest)) = stat.split_once(") ") else {
+            continue;
+        };
+        if comm.ends_with("(workerd")
+            && rest.split_whitespace().nth(1) == Some(pid.to_string().as_str())
+        {
+            found.push(child);
+        }
+    }
+    found
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn no_bundle_crash_restart_and_refused_configs() {
+    let node = Node::start(NodeOptions::default()).await;
+    let admin = node.admin();
+    let project = tempfile::tempdir().expect("project");
+    fixture(project.path(), "plain");
+
+    // --no-bundle: the project's own modules, relative imports resolved by workerd.
+    let plain = deploy_cli(
+        &node,
+        project.path(),
+        &["--no-bundle", "--var", "WHO:modules"],
+    );
+    assert!(
+        plain.status.success(),
+        "{}",
+        String::from_utf8_lossy(&plain.stderr)
+    );
+    let url = app_url(&node, &admin, "hello").await.expect("served");
+    assert_eq!(fetch(&url).await, (200, "HI MODULES PLAIN".into()));
+
+    // A crashed workerd is restarted on the same port.
+    let pid = node.pid().expect("running");
+    let children = workerd_children(pid);
+    assert_eq!(children.len(), 1, "{children:?}");
+    // SAFETY: kill(2) on a process of this test's node.
+    #[allow(unsafe_code)]
+    unsafe {
+        libc::kill(children[0] as i32, libc::SIGKILL)
+    };
+    let back = eventually("workerd restarted", Duration::from_secs(20), || {
+        let url = url.clone();
+        let old = children[0];
+        async move {
+            let restarted = workerd_children(pid).into_iter().any(|c| c != old);
+            let answer = fetch(&url).await;
+            (restarted && answer.0 == 200).then_some(answer)
+        }
+    })
+    .await;
+    assert_eq!(back.1, "HI MODULES PLAIN");
+
+    // Bindings this runtime does not provide fail the deploy by name.
+    let config = std::fs::read_to_string(project.path().join("wrangler.jsonc")).expect("read");
+    std::fs::write(
+        project.path().join("wrangler.jsonc"),
+        config.replace("\"vars\"", "\"kv_namespaces\": [{ \"binding\": \"CACHE\", \"id\": \"x\" }],\n  \"d1_databases\": [{ \"binding\": \"DB\" }],\n  \"vars\""),
+    )
+    .expect("write");
+    let refused = deploy_cli(&node, project.path(), &[]);
+    assert_eq!(refused.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        stderr.contains("[celld-config]") && stderr.contains("kv_namespaces, d1_databases"),
+        "{stderr}"
+    );
+    assert_eq!(
+        fetch(&url).await,
+        (200, "HI MODULES PLAIN".into()),
+        "the live release keeps serving"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn without_esbuild_relative_modules_run_and_packages_fail_clearly() {
+    let bin = tempfile::tempdir().expect("bin");
+    std::os::unix::fs::symlink(crate::util::peer("workerd"), bin.path().join("workerd"))
+        .expect("symlink");
+    let node = Node::start(NodeOptions {
+        env: vec![(
+            "PATH".into(),
+            format!("{}:/usr/bin:/bin", bin.path().display()),
+        )],
+        ..Default::default()
+    })
+    .await;
+    let admin = node.admin();
+    let project = tempfile::tempdir().expect("project");
+    fixture(project.path(), "unbundled");
+    let done = deploy_cli(&node, project.path(), &["--var", "WHO:nobody"]);
+    assert!(
+        done.status.success(),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+    let url = app_url(&node, &admin, "hello").await.expect("served");
+    assert_eq!(fetch(&url).await, (200, "HI NOBODY UNBUNDLED".into()));
+    std::fs::write(project.path().join("src/index.js"), "import { Hono } from \"hono\";\nexport default { fetch() { return new Response('x'); } };\n").expect("write");
+    let refused = deploy_cli(&node, project.path(), &[]);
+    assert_eq!(refused.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        stderr.contains("[celld-build]") && stderr.contains("hono") && stderr.contains("esbuild"),
+        "{stderr}"
+    );
+}

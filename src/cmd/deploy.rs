@@ -39,6 +39,9 @@ pub fn run(global: &GlobalArgs, args: &DeployArgs) -> Result<(), Failure> {
     let meta = metadata(args)?;
     let files = pack::files(&project.root).map_err(usage)?;
     let archive = pack::pack(&project, &files, &config_text).map_err(Failure::Refused)?;
+    // What the node would refuse is refused here, before the upload.
+    crate::artifact::inspect_reader(archive.as_slice(), u64::MAX)
+        .map_err(|e| Failure::Usage(anyhow!("{}: {e}", args.dir.display())))?;
     let client = Client::resolve(global, &process_env)?;
     block_on(async {
         ui::say(

@@ -309,6 +309,51 @@ mod tests {
     }
 
     #[test]
+    fn packs_deterministically_and_respects_ignore_files() -> anyhow::Result<()> {
+        let dir = std::env::temp_dir().join(format!("scafo-pack-{}", crate::registry::new_nonce()));
+        let write = |path: &str, text: &str| -> anyhow::Result<()> {
+            let path = dir.join(path);
+            std::fs::create_dir_all(path.parent().unwrap_or(&dir))?;
+            Ok(std::fs::write(path, text)?)
+        };
+        write(
+            "wrangler.jsonc",
+            "{ \"name\": \"shop\", \"main\": \"src/index.js\" }",
+        )?;
+        write("src/index.js", "export default {}")?;
+        write("src/b.js", "export const b = 1")?;
+        write(".gitignore", "dist/\n*.log\n")?;
+        write(".scafoignore", "secrets.txt\n")?;
+        write("dist/out.js", "built")?;
+        write("debug.log", "noise")?;
+        write("secrets.txt", "hunter2")?;
+        write(".git/HEAD", "ref: refs/heads/main")?;
+        write(".env.example", "KEY=")?;
+        let project = open(&dir)?;
+        let listed = files(&dir)?;
+        let names: Vec<String> = listed.iter().map(|p| p.display().to_string()).collect();
+        assert_eq!(
+            names,
+            [
+                ".env.example",
+                ".gitignore",
+                ".scafoignore",
+                "src/b.js",
+                "src/index.js",
+                "wrangler.jsonc"
+            ]
+        );
+        let first = pack(&project, &listed, &project.config_text)?;
+        std::fs::write(dir.join("src/index.js"), "export default {}")?; // new mtime, same bytes
+        let second = pack(&project, &files(&dir)?, &project.config_text)?;
+        assert_eq!(first, second, "packing is deterministic");
+        let inspected = crate::artifact::inspect_reader(first.as_slice(), u64::MAX)?;
+        assert_eq!(inspected.config, "wrangler.jsonc");
+        std::fs::remove_dir_all(&dir)?;
+        Ok(())
+    }
+
+    #[test]
     fn vars_split_at_the_first_colon() {
         assert_eq!(
             parse_var("URL:http://x:1"),
