@@ -8,8 +8,9 @@ use serde_json::{Map, Value};
 
 use super::Failure;
 
-/// Binding kinds workerd could host but Celld does not provide.
-const UNSUPPORTED: &[&str] = &[
+/// Binding kinds workerd could host but Celld does not provide (wrangler's
+/// config keys; `scafo deploy --env` also knows them as not inherited).
+pub const UNSUPPORTED: &[&str] = &[
     "kv_namespaces",
     "r2_buckets",
     "d1_databases",

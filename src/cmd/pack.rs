@@ -13,27 +13,13 @@ use serde_json::Value;
 
 use crate::artifact::CONFIG_NAMES;
 
-/// Keys `env.<name>` sections do not inherit from the top level (wrangler).
-const NOT_INHERITED: &[&str] = &[
-    "vars",
-    "define",
-    "kv_namespaces",
-    "r2_buckets",
-    "d1_databases",
-    "durable_objects",
-    "queues",
-    "services",
-    "analytics_engine_datasets",
-    "vectorize",
-    "hyperdrive",
-    "ai",
-    "browser",
-    "mtls_certificates",
-    "send_email",
-    "dispatch_namespaces",
-    "workflows",
-    "tail_consumers",
-];
+/// Keys `env.<name>` sections do not inherit from the top level (wrangler):
+/// these, and every binding kind.
+const NOT_INHERITED: &[&str] = &["vars", "define", "tail_consumers"];
+
+fn inherited(key: &str) -> bool {
+    !NOT_INHERITED.contains(&key) && !crate::celld::wrangler::UNSUPPORTED.contains(&key)
+}
 
 /// The project's wrangler config: which file, its text, its parsed value.
 #[derive(Debug)]
@@ -140,10 +126,11 @@ pub fn edit(project: &Project, edits: &Edits<'_>) -> anyhow::Result<(String, Str
             .and_then(|e| e.get(env))
             .and_then(Value::as_object)
             .ok_or_else(|| anyhow!("{} has no env.{env} section", project.config_name))?;
-        for key in NOT_INHERITED {
-            if !section.contains_key(*key)
-                && let Some(prop) = object.get(key)
-            {
+        for prop in object.properties() {
+            let Some(key) = prop.decoded_name() else {
+                continue;
+            };
+            if !inherited(&key) && !section.contains_key(&key) {
                 prop.remove();
             }
         }

@@ -115,6 +115,25 @@ impl S3Store {
             .ok_or_else(|| StoreError::Unavailable(format!("PUT {key}: the store sent no ETag")))
     }
 
+    /// GetObject, with a missing key (not a missing bucket) as `None`.
+    async fn get_object(
+        &self,
+        key: &str,
+    ) -> Result<Option<aws_sdk_s3::operation::get_object::GetObjectOutput>, StoreError> {
+        let sent = self
+            .client
+            .get_object()
+            .bucket(&self.bucket)
+            .key(self.full_key(key)?)
+            .send()
+            .await;
+        match sent {
+            Ok(output) => Ok(Some(output)),
+            Err(e) if is_missing(&e) => Ok(None),
+            Err(e) => Err(self.classify(key, e, Condition::None)),
+        }
+    }
+
     fn classify<E>(&self, key: &str, err: SdkError<E>, condition: Condition) -> StoreError
     where
         E: ProvideErrorMetadata + std::error::Error + Send + Sync + 'static,
@@ -158,17 +177,8 @@ fn system_time(time: Option<&DateTime>) -> SystemTime {
 impl ObjectStore for S3Store {
     fn get<'a>(&'a self, key: &'a str) -> StoreFuture<'a, Option<Object>> {
         Box::pin(async move {
-            let sent = self
-                .client
-                .get_object()
-                .bucket(&self.bucket)
-                .key(self.full_key(key)?)
-                .send()
-                .await;
-            let output = match sent {
-                Ok(output) => output,
-                Err(e) if is_missing(&e) => return Ok(None),
-                Err(e) => return Err(self.classify(key, e, Condition::None)),
+            let Some(output) = self.get_object(key).await? else {
+                return Ok(None);
             };
             let etag = output.e_tag().map(ETag::new).ok_or_else(|| {
                 StoreError::Unavailable(format!("GET {key}: the store sent no ETag"))
@@ -246,17 +256,8 @@ impl ObjectStore for S3Store {
 
     fn get_file<'a>(&'a self, key: &'a str, path: &'a Path) -> StoreFuture<'a, bool> {
         Box::pin(async move {
-            let sent = self
-                .client
-                .get_object()
-                .bucket(&self.bucket)
-                .key(self.full_key(key)?)
-                .send()
-                .await;
-            let output = match sent {
-                Ok(output) => output,
-                Err(e) if is_missing(&e) => return Ok(false),
-                Err(e) => return Err(self.classify(key, e, Condition::None)),
+            let Some(output) = self.get_object(key).await? else {
+                return Ok(false);
             };
             let failed = |e: std::io::Error| {
                 StoreError::Unavailable(format!("GET {key} into {}: {e}", path.display()))
