@@ -109,6 +109,7 @@ struct LossyStore {
     inner: FileStore,
     lose_replies: AtomicU32,
     always_conflict: bool,
+    gets: AtomicU32,
 }
 
 impl LossyStore {
@@ -136,6 +137,7 @@ impl LossyStore {
 
 impl ObjectStore for LossyStore {
     fn get<'a>(&'a self, key: &'a str) -> StoreFuture<'a, Option<Object>> {
+        self.gets.fetch_add(1, Ordering::SeqCst);
         self.inner.get(key)
     }
     fn head<'a>(&'a self, key: &'a str) -> StoreFuture<'a, Option<Meta>> {
@@ -180,6 +182,7 @@ fn lossy(dir: &tempfile::TempDir, lose_replies: u32, always_conflict: bool) -> R
         inner: FileStore::open(dir.path()).expect("open"),
         lose_replies: AtomicU32::new(lose_replies),
         always_conflict,
+        gets: AtomicU32::new(0),
     }))
 }
 
@@ -310,4 +313,58 @@ async fn an_unreachable_bucket_is_registry_unavailable() {
         matches!(read, Err(RegistryError::Unavailable(_))),
         "{read:?}"
     );
+}
+
+#[tokio::test]
+async fn read_all_changed_reads_only_what_changed() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = Arc::new(LossyStore {
+        inner: FileStore::open(dir.path()).expect("open"),
+        lose_replies: AtomicU32::new(0),
+        always_conflict: false,
+        gets: AtomicU32::new(0),
+    });
+    let registry = Registry::new(store.clone());
+    let ids: Vec<NodeId> = ["a", "b", "c"]
+        .iter()
+        .map(|i| NodeId::parse(i).expect("id"))
+        .collect();
+    for id in &ids {
+        registry
+            .create(&keys::node(id), &record(id, 0))
+            .await
+            .expect("create");
+    }
+    let gets = || store.gets.swap(0, Ordering::SeqCst);
+    gets();
+    let first = registry
+        .read_all_changed(&keys::NODES, &[])
+        .await
+        .expect("read");
+    assert_eq!((first.len(), gets()), (3, 3));
+    let again = registry
+        .read_all_changed(&keys::NODES, &first)
+        .await
+        .expect("read");
+    assert_eq!(
+        (again.len(), gets()),
+        (3, 0),
+        "nothing changed, nothing read"
+    );
+    registry
+        .update(&keys::node(&ids[1]), |current: Option<&NodeRecord>| {
+            let mut next = current.cloned().expect("exists");
+            next.labels.insert("n".into(), "9".into());
+            Ok::<_, RegistryError>(Change::Put(next))
+        })
+        .await
+        .expect("update");
+    gets();
+    let changed = registry
+        .read_all_changed(&keys::NODES, &again)
+        .await
+        .expect("read");
+    assert_eq!(gets(), 1, "one record changed, one read");
+    let counts: Vec<u64> = changed.iter().map(|r| count(&r.value)).collect();
+    assert_eq!(counts.iter().sum::<u64>(), 9);
 }

@@ -14,16 +14,17 @@ use super::runtime::{Slot, lock};
 use super::{NodeError, Shared};
 use crate::celld::Failure;
 use crate::names::{AppName, DeployId};
-use crate::registry::{RegistryError, keys};
+use crate::registry::{ApplicationRecord, RegistryError, Versioned, keys};
 use crate::wire::Timestamp;
 
 /// How long a replaced release keeps serving in-flight requests.
 pub const DRAIN: Duration = Duration::from_secs(5);
 
 pub async fn run(shared: Arc<Shared>, mut stop: watch::Receiver<bool>) -> Result<(), NodeError> {
+    let mut seen = Vec::new();
     loop {
         let started = Instant::now();
-        let outcome = pass(&shared).await;
+        let outcome = pass(&shared, &mut seen).await;
         {
             let mut stats = lock(&shared.runtime.stats);
             stats.passes += 1;
@@ -67,9 +68,17 @@ fn wanted(shared: &Shared) -> BTreeMap<DeployId, AppName> {
     wanted
 }
 
-async fn pass(shared: &Arc<Shared>) -> Result<(), RegistryError> {
-    let apps = shared.registry.read_all(&keys::APPLICATIONS).await?;
-    *lock(&shared.runtime.applications) = apps.into_iter().map(|a| a.value).collect();
+/// One pass; `seen` holds the application records of the last one, so only
+/// records whose ETag changed are read again.
+async fn pass(
+    shared: &Arc<Shared>,
+    seen: &mut Vec<Versioned<ApplicationRecord>>,
+) -> Result<(), RegistryError> {
+    *seen = shared
+        .registry
+        .read_all_changed(&keys::APPLICATIONS, seen)
+        .await?;
+    *lock(&shared.runtime.applications) = seen.iter().map(|a| a.value.clone()).collect();
     let wanted = wanted(shared);
     let mut to_stop = Vec::new();
     {
