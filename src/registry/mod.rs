@@ -113,23 +113,11 @@ impl Registry {
 
     /// Every record in a registry directory, in name order. Records deleted
     /// between the listing and the read are simply absent.
-    pub async fn read_all<T: DeserializeOwned>(
+    pub async fn read_all<T: DeserializeOwned + Clone>(
         &self,
         dir: &RecordDir<T>,
     ) -> Result<Vec<Versioned<T>>, RegistryError> {
-        let listing = crate::store::list_all(&*self.store, dir.prefix(), false).await?;
-        let keys: Vec<RecordKey<T>> = listing
-            .objects
-            .iter()
-            .filter(|m| dir.name_of(&m.key).is_some())
-            .map(|m| RecordKey::from_listed(&m.key))
-            .collect();
-        let reads = futures_util::future::join_all(keys.iter().map(|k| self.read(k))).await;
-        let mut records = Vec::with_capacity(reads.len());
-        for read in reads {
-            records.extend(read?);
-        }
-        Ok(records)
+        self.read_all_changed(dir, &[]).await
     }
 
     /// Like [`Registry::read_all`] (name order), but a record whose listed
