@@ -35,6 +35,7 @@ complete -c scafo -n "__fish_scafo_needs_command" -s h -l help -d 'Print help (s
 complete -c scafo -n "__fish_scafo_needs_command" -s V -l version -d 'Print version'
 complete -c scafo -n "__fish_scafo_needs_command" -f -a "sail" -d 'Run a node: the HTTP control API, heartbeats and the registry'
 complete -c scafo -n "__fish_scafo_needs_command" -f -a "deploy" -d 'Deploy a project (a directory with a wrangler.jsonc) and follow it until live'
+complete -c scafo -n "__fish_scafo_needs_command" -f -a "apps" -d 'Inspect and manage applications'
 complete -c scafo -n "__fish_scafo_needs_command" -f -a "operators" -d 'Manage operator keys: who may call the fleet\'s API'
 complete -c scafo -n "__fish_scafo_needs_command" -f -a "freeze" -d 'Stop deploy intake for the whole fleet (status, lift)'
 complete -c scafo -n "__fish_scafo_needs_command" -f -a "completions" -d 'Print a shell completion script'
@@ -75,6 +76,141 @@ complete -c scafo -n "__fish_scafo_using_subcommand deploy" -s v -l verbose -d '
 complete -c scafo -n "__fish_scafo_using_subcommand deploy" -s q -l quiet -d 'Only warnings and errors'
 complete -c scafo -n "__fish_scafo_using_subcommand deploy" -s h -l help -d 'Print help'
 complete -c scafo -n "__fish_scafo_using_subcommand deploy" -s V -l version -d 'Print version'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and not __fish_seen_subcommand_from list show block unblock labels retire unretire selector replicas domains trust delete" -l url -d 'Node API URL [env: SCAFO_URL] [default: http://127.0.0.1:7070]' -r
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and not __fish_seen_subcommand_from list show block unblock labels retire unretire selector replicas domains trust delete" -l key -d 'Operator key file: a JWK with "d" and "kid" [env: SCAFO_KEY]' -r -F
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and not __fish_seen_subcommand_from list show block unblock labels retire unretire selector replicas domains trust delete" -l token -d 'A bearer token to send as it is, e.g. a CI OIDC token [env: SCAFO_TOKEN]' -r
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and not __fish_seen_subcommand_from list show block unblock labels retire unretire selector replicas domains trust delete" -l json -d 'Print machine-readable JSON'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and not __fish_seen_subcommand_from list show block unblock labels retire unretire selector replicas domains trust delete" -s y -l yes -d 'Answer yes to confirmations (needed without a terminal)'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and not __fish_seen_subcommand_from list show block unblock labels retire unretire selector replicas domains trust delete" -s v -l verbose -d 'More output (-v debug, -vv trace)'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and not __fish_seen_subcommand_from list show block unblock labels retire unretire selector replicas domains trust delete" -s q -l quiet -d 'Only warnings and errors'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and not __fish_seen_subcommand_from list show block unblock labels retire unretire selector replicas domains trust delete" -s h -l help -d 'Print help'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and not __fish_seen_subcommand_from list show block unblock labels retire unretire selector replicas domains trust delete" -s V -l version -d 'Print version'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and not __fish_seen_subcommand_from list show block unblock labels retire unretire selector replicas domains trust delete" -f -a "list" -d 'List the applications this key reaches'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and not __fish_seen_subcommand_from list show block unblock labels retire unretire selector replicas domains trust delete" -f -a "show" -d 'Show one application\'s record'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and not __fish_seen_subcommand_from list show block unblock labels retire unretire selector replicas domains trust delete" -f -a "block" -d 'Stop serving an application and refuse its deploys (admin)'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and not __fish_seen_subcommand_from list show block unblock labels retire unretire selector replicas domains trust delete" -f -a "unblock" -d 'Restore a blocked application\'s prior state (admin)'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and not __fish_seen_subcommand_from list show block unblock labels retire unretire selector replicas domains trust delete" -f -a "labels" -d 'Replace an application\'s labels; none clears them (admin)'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and not __fish_seen_subcommand_from list show block unblock labels retire unretire selector replicas domains trust delete" -f -a "retire" -d 'Stop serving an application; it is deleted once the grace period ends'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and not __fish_seen_subcommand_from list show block unblock labels retire unretire selector replicas domains trust delete" -f -a "unretire" -d 'Undo a retirement during its grace period'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and not __fish_seen_subcommand_from list show block unblock labels retire unretire selector replicas domains trust delete" -f -a "selector" -d 'Run an application only on nodes with these labels'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and not __fish_seen_subcommand_from list show block unblock labels retire unretire selector replicas domains trust delete" -f -a "replicas" -d 'How many nodes run an application: a number, or all'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and not __fish_seen_subcommand_from list show block unblock labels retire unretire selector replicas domains trust delete" -f -a "domains" -d 'Custom domains'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and not __fish_seen_subcommand_from list show block unblock labels retire unretire selector replicas domains trust delete" -f -a "trust" -d 'Set which CI workloads may deploy it: --issuer/--subject pairs; none clears'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and not __fish_seen_subcommand_from list show block unblock labels retire unretire selector replicas domains trust delete" -f -a "delete" -d 'Delete an application, its claims, deploy records and artifacts'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from list" -l url -d 'Node API URL [env: SCAFO_URL] [default: http://127.0.0.1:7070]' -r
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from list" -l key -d 'Operator key file: a JWK with "d" and "kid" [env: SCAFO_KEY]' -r -F
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from list" -l token -d 'A bearer token to send as it is, e.g. a CI OIDC token [env: SCAFO_TOKEN]' -r
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from list" -l json -d 'Print machine-readable JSON'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from list" -s y -l yes -d 'Answer yes to confirmations (needed without a terminal)'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from list" -s v -l verbose -d 'More output (-v debug, -vv trace)'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Only warnings and errors'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from list" -s V -l version -d 'Print version'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from show" -l url -d 'Node API URL [env: SCAFO_URL] [default: http://127.0.0.1:7070]' -r
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from show" -l key -d 'Operator key file: a JWK with "d" and "kid" [env: SCAFO_KEY]' -r -F
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from show" -l token -d 'A bearer token to send as it is, e.g. a CI OIDC token [env: SCAFO_TOKEN]' -r
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from show" -l json -d 'Print machine-readable JSON'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from show" -s y -l yes -d 'Answer yes to confirmations (needed without a terminal)'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from show" -s v -l verbose -d 'More output (-v debug, -vv trace)'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from show" -s q -l quiet -d 'Only warnings and errors'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from show" -s V -l version -d 'Print version'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from block" -l url -d 'Node API URL [env: SCAFO_URL] [default: http://127.0.0.1:7070]' -r
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from block" -l key -d 'Operator key file: a JWK with "d" and "kid" [env: SCAFO_KEY]' -r -F
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from block" -l token -d 'A bearer token to send as it is, e.g. a CI OIDC token [env: SCAFO_TOKEN]' -r
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from block" -l json -d 'Print machine-readable JSON'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from block" -s y -l yes -d 'Answer yes to confirmations (needed without a terminal)'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from block" -s v -l verbose -d 'More output (-v debug, -vv trace)'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from block" -s q -l quiet -d 'Only warnings and errors'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from block" -s h -l help -d 'Print help'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from block" -s V -l version -d 'Print version'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from unblock" -l url -d 'Node API URL [env: SCAFO_URL] [default: http://127.0.0.1:7070]' -r
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from unblock" -l key -d 'Operator key file: a JWK with "d" and "kid" [env: SCAFO_KEY]' -r -F
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from unblock" -l token -d 'A bearer token to send as it is, e.g. a CI OIDC token [env: SCAFO_TOKEN]' -r
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from unblock" -l json -d 'Print machine-readable JSON'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from unblock" -s y -l yes -d 'Answer yes to confirmations (needed without a terminal)'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from unblock" -s v -l verbose -d 'More output (-v debug, -vv trace)'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from unblock" -s q -l quiet -d 'Only warnings and errors'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from unblock" -s h -l help -d 'Print help'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from unblock" -s V -l version -d 'Print version'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from labels" -l url -d 'Node API URL [env: SCAFO_URL] [default: http://127.0.0.1:7070]' -r
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from labels" -l key -d 'Operator key file: a JWK with "d" and "kid" [env: SCAFO_KEY]' -r -F
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from labels" -l token -d 'A bearer token to send as it is, e.g. a CI OIDC token [env: SCAFO_TOKEN]' -r
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from labels" -l json -d 'Print machine-readable JSON'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from labels" -s y -l yes -d 'Answer yes to confirmations (needed without a terminal)'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from labels" -s v -l verbose -d 'More output (-v debug, -vv trace)'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from labels" -s q -l quiet -d 'Only warnings and errors'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from labels" -s h -l help -d 'Print help'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from labels" -s V -l version -d 'Print version'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from retire" -l url -d 'Node API URL [env: SCAFO_URL] [default: http://127.0.0.1:7070]' -r
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from retire" -l key -d 'Operator key file: a JWK with "d" and "kid" [env: SCAFO_KEY]' -r -F
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from retire" -l token -d 'A bearer token to send as it is, e.g. a CI OIDC token [env: SCAFO_TOKEN]' -r
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from retire" -l json -d 'Print machine-readable JSON'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from retire" -s y -l yes -d 'Answer yes to confirmations (needed without a terminal)'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from retire" -s v -l verbose -d 'More output (-v debug, -vv trace)'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from retire" -s q -l quiet -d 'Only warnings and errors'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from retire" -s h -l help -d 'Print help'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from retire" -s V -l version -d 'Print version'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from unretire" -l url -d 'Node API URL [env: SCAFO_URL] [default: http://127.0.0.1:7070]' -r
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from unretire" -l key -d 'Operator key file: a JWK with "d" and "kid" [env: SCAFO_KEY]' -r -F
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from unretire" -l token -d 'A bearer token to send as it is, e.g. a CI OIDC token [env: SCAFO_TOKEN]' -r
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from unretire" -l json -d 'Print machine-readable JSON'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from unretire" -s y -l yes -d 'Answer yes to confirmations (needed without a terminal)'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from unretire" -s v -l verbose -d 'More output (-v debug, -vv trace)'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from unretire" -s q -l quiet -d 'Only warnings and errors'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from unretire" -s h -l help -d 'Print help'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from unretire" -s V -l version -d 'Print version'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from selector" -l url -d 'Node API URL [env: SCAFO_URL] [default: http://127.0.0.1:7070]' -r
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from selector" -l key -d 'Operator key file: a JWK with "d" and "kid" [env: SCAFO_KEY]' -r -F
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from selector" -l token -d 'A bearer token to send as it is, e.g. a CI OIDC token [env: SCAFO_TOKEN]' -r
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from selector" -l clear -d 'Remove the selector: any node'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from selector" -l json -d 'Print machine-readable JSON'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from selector" -s y -l yes -d 'Answer yes to confirmations (needed without a terminal)'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from selector" -s v -l verbose -d 'More output (-v debug, -vv trace)'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from selector" -s q -l quiet -d 'Only warnings and errors'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from selector" -s h -l help -d 'Print help'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from selector" -s V -l version -d 'Print version'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from replicas" -l url -d 'Node API URL [env: SCAFO_URL] [default: http://127.0.0.1:7070]' -r
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from replicas" -l key -d 'Operator key file: a JWK with "d" and "kid" [env: SCAFO_KEY]' -r -F
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from replicas" -l token -d 'A bearer token to send as it is, e.g. a CI OIDC token [env: SCAFO_TOKEN]' -r
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from replicas" -l json -d 'Print machine-readable JSON'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from replicas" -s y -l yes -d 'Answer yes to confirmations (needed without a terminal)'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from replicas" -s v -l verbose -d 'More output (-v debug, -vv trace)'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from replicas" -s q -l quiet -d 'Only warnings and errors'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from replicas" -s h -l help -d 'Print help'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from replicas" -s V -l version -d 'Print version'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from domains" -l url -d 'Node API URL [env: SCAFO_URL] [default: http://127.0.0.1:7070]' -r
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from domains" -l key -d 'Operator key file: a JWK with "d" and "kid" [env: SCAFO_KEY]' -r -F
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from domains" -l token -d 'A bearer token to send as it is, e.g. a CI OIDC token [env: SCAFO_TOKEN]' -r
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from domains" -l json -d 'Print machine-readable JSON'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from domains" -s y -l yes -d 'Answer yes to confirmations (needed without a terminal)'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from domains" -s v -l verbose -d 'More output (-v debug, -vv trace)'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from domains" -s q -l quiet -d 'Only warnings and errors'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from domains" -s h -l help -d 'Print help'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from domains" -s V -l version -d 'Print version'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from domains" -f -a "add" -d 'Claim a host for an application'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from domains" -f -a "remove" -d 'Release a host'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from trust" -l issuer -d 'An OIDC issuer URL; pairs with the --subject after it' -r
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from trust" -l subject -d 'A subject, exact or ending in *' -r
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from trust" -l url -d 'Node API URL [env: SCAFO_URL] [default: http://127.0.0.1:7070]' -r
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from trust" -l key -d 'Operator key file: a JWK with "d" and "kid" [env: SCAFO_KEY]' -r -F
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from trust" -l token -d 'A bearer token to send as it is, e.g. a CI OIDC token [env: SCAFO_TOKEN]' -r
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from trust" -l json -d 'Print machine-readable JSON'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from trust" -s y -l yes -d 'Answer yes to confirmations (needed without a terminal)'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from trust" -s v -l verbose -d 'More output (-v debug, -vv trace)'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from trust" -s q -l quiet -d 'Only warnings and errors'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from trust" -s h -l help -d 'Print help'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from trust" -s V -l version -d 'Print version'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from delete" -l url -d 'Node API URL [env: SCAFO_URL] [default: http://127.0.0.1:7070]' -r
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from delete" -l key -d 'Operator key file: a JWK with "d" and "kid" [env: SCAFO_KEY]' -r -F
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from delete" -l token -d 'A bearer token to send as it is, e.g. a CI OIDC token [env: SCAFO_TOKEN]' -r
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from delete" -l force -d 'Skip the retirement and grace requirement'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from delete" -l json -d 'Print machine-readable JSON'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from delete" -s y -l yes -d 'Answer yes to confirmations (needed without a terminal)'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from delete" -s v -l verbose -d 'More output (-v debug, -vv trace)'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from delete" -s q -l quiet -d 'Only warnings and errors'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from delete" -s h -l help -d 'Print help'
+complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from delete" -s V -l version -d 'Print version'
 complete -c scafo -n "__fish_scafo_using_subcommand operators; and not __fish_seen_subcommand_from keygen list add remove rotate whoami" -l url -d 'Node API URL [env: SCAFO_URL] [default: http://127.0.0.1:7070]' -r
 complete -c scafo -n "__fish_scafo_using_subcommand operators; and not __fish_seen_subcommand_from keygen list add remove rotate whoami" -l key -d 'Operator key file: a JWK with "d" and "kid" [env: SCAFO_KEY]' -r -F
 complete -c scafo -n "__fish_scafo_using_subcommand operators; and not __fish_seen_subcommand_from keygen list add remove rotate whoami" -l token -d 'A bearer token to send as it is, e.g. a CI OIDC token [env: SCAFO_TOKEN]' -r

@@ -72,6 +72,9 @@ registry in <state>/bucket, and listens on 127.0.0.1:7070."
     Sail(SailArgs),
     /// Deploy a project (a directory with a wrangler.jsonc) and follow it until live
     Deploy(DeployArgs),
+    /// Inspect and manage applications
+    #[command(subcommand)]
+    Apps(AppsCommand),
     /// Manage operator keys: who may call the fleet's API
     #[command(subcommand)]
     Operators(OperatorsCommand),
@@ -122,6 +125,79 @@ pub struct DeployArgs {
     /// Return once the node accepted the deploy, without following it
     #[arg(long)]
     pub detach: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AppsCommand {
+    /// List the applications this key reaches
+    List,
+    /// Show one application's record
+    Show { name: String },
+    /// Stop serving an application and refuse its deploys (admin)
+    Block { name: String },
+    /// Restore a blocked application's prior state (admin)
+    Unblock { name: String },
+    /// Replace an application's labels; none clears them (admin)
+    Labels {
+        name: String,
+        /// KEY=VALUE pairs
+        #[arg(value_name = "KEY=VALUE")]
+        labels: Vec<String>,
+    },
+    /// Stop serving an application; it is deleted once the grace period ends
+    Retire { name: String },
+    /// Undo a retirement during its grace period
+    Unretire { name: String },
+    /// Run an application only on nodes with these labels
+    Selector {
+        name: String,
+        /// KEY=VALUE node labels to match
+        #[arg(value_name = "KEY=VALUE", required_unless_present = "clear")]
+        pairs: Vec<String>,
+        /// Remove the selector: any node
+        #[arg(long, conflicts_with = "pairs")]
+        clear: bool,
+    },
+    /// How many nodes run an application: a number, or all
+    Replicas {
+        name: String,
+        #[arg(value_name = "N|all")]
+        replicas: String,
+    },
+    /// Custom domains
+    #[command(subcommand)]
+    Domains(DomainsCommand),
+    /// Set which CI workloads may deploy it: --issuer/--subject pairs; none clears
+    Trust {
+        name: String,
+        /// An OIDC issuer URL; pairs with the --subject after it
+        #[arg(long = "issuer", value_name = "URL")]
+        issuers: Vec<String>,
+        /// A subject, exact or ending in *
+        #[arg(long = "subject", value_name = "SUBJECT")]
+        subjects: Vec<String>,
+    },
+    /// Delete an application, its claims, deploy records and artifacts
+    Delete {
+        name: String,
+        /// Skip the retirement and grace requirement
+        #[arg(long)]
+        force: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum DomainsCommand {
+    /// Claim a host for an application
+    Add {
+        name: String,
+        host: String,
+        /// Also claim the single label below the host (<env>.<host> for <name>-<env>)
+        #[arg(long)]
+        wildcard: bool,
+    },
+    /// Release a host
+    Remove { name: String, host: String },
 }
 
 #[derive(Debug, Subcommand)]

@@ -38,6 +38,8 @@ const KEYS: &[(&str, Option<&str>)] = &[
     ("celld.esbuild", None),
     ("celld.ports", None),
     ("reconcile.intervalMs", None),
+    ("coordinator.leaseSeconds", None),
+    ("retire.graceSeconds", None),
 ];
 
 /// How the node writes its logs.
@@ -75,6 +77,10 @@ pub struct NodeConfig {
     pub ports: (u16, u16),
     /// The reconcile period.
     pub reconcile_interval: std::time::Duration,
+    /// The coordinator lease's time to live; renewed every third of it.
+    pub lease: std::time::Duration,
+    /// How long a retired application may be unretired before it is deleted.
+    pub retire_grace: std::time::Duration,
 }
 
 /// Where a value came from, for error messages.
@@ -272,6 +278,8 @@ pub fn resolve(flags: &SailArgs, env: Env<'_>) -> Result<NodeConfig, ConfigError
             }
             None => std::time::Duration::from_millis(2000),
         },
+        lease: seconds(&layers, "coordinator.leaseSeconds", 15, 3..=600)?,
+        retire_grace: seconds(&layers, "retire.graceSeconds", 604_800, 0..=31_536_000)?,
         bootstrap_admin: layers.string_with("bootstrap.admin", |text| {
             if text.is_empty() {
                 Err("must be the path of a public JWK or key file")
@@ -475,6 +483,29 @@ fn split_pairs<'a>(
                 })
         })
         .collect()
+}
+
+/// A whole number of seconds within `range`.
+fn seconds(
+    layers: &Layers<'_>,
+    key: &'static str,
+    default: u64,
+    range: std::ops::RangeInclusive<u64>,
+) -> Result<std::time::Duration, ConfigError> {
+    match layers.pick(key) {
+        Some((raw, origin)) => {
+            let n = integer(&raw, key, origin.clone())?;
+            if !range.contains(&n) {
+                return Err(invalid(
+                    key,
+                    origin,
+                    format!("must be between {} and {}", range.start(), range.end()),
+                ));
+            }
+            Ok(std::time::Duration::from_secs(n))
+        }
+        None => Ok(std::time::Duration::from_secs(default)),
+    }
 }
 
 fn absolute_path(text: &str) -> Result<PathBuf, &'static str> {

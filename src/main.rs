@@ -17,6 +17,7 @@ fn main() -> ExitCode {
     };
     let outcome = match &cli.command {
         Command::Sail(args) => cmd::sail::run(args, verbosity),
+        Command::Apps(action) => cmd::apps::run(global, action),
         Command::Deploy(args) => cmd::deploy::run(global, args),
         Command::Operators(action) => cmd::operators::run(global, action),
         Command::Freeze(args) => cmd::freeze::run(global, args),

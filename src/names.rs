@@ -212,6 +212,65 @@ impl<'de> Deserialize<'de> for DeployId {
     }
 }
 
+/// Checks a host against the claim rule (node-api.txt) after lower-casing
+/// it; the error names the rule broken.
+pub fn parse_host(text: &str) -> Result<String, &'static str> {
+    let host = text.to_ascii_lowercase();
+    if host.contains("://") {
+        return Err("a host has no scheme");
+    }
+    if host.contains('/') {
+        return Err("a host has no path");
+    }
+    if host.contains(':') {
+        return Err("a host has no port");
+    }
+    if host.contains('*') {
+        return Err("a host has no wildcard: claim the parent with ?wildcard=1");
+    }
+    if host.contains('_') {
+        return Err("a host has no underscore");
+    }
+    if host.ends_with('.') {
+        return Err("a host has no trailing dot");
+    }
+    if host.len() > 253 {
+        return Err("a host is at most 253 characters");
+    }
+    let labels: Vec<&str> = host.split('.').collect();
+    if labels.len() < 2 {
+        return Err("a host is fully qualified: at least two labels");
+    }
+    if !labels.iter().all(|l| is_label(l)) {
+        return Err(
+            "each label is 1-63 characters of a-z, 0-9 and '-', not starting or ending with '-'",
+        );
+    }
+    if labels
+        .last()
+        .is_some_and(|l| l.bytes().all(|b| b.is_ascii_digit()))
+    {
+        return Err("the last label is not all digits");
+    }
+    Ok(host)
+}
+
+/// Is `host` one of the platform domains or under one?
+pub fn under_domain(host: &str, domain: &str) -> bool {
+    host == domain
+        || host
+            .strip_suffix(domain)
+            .is_some_and(|rest| rest.ends_with('.'))
+}
+
+/// The host one label up (`a.shop.example` → `shop.example`), if that is
+/// still a host of two labels or more.
+pub fn parent_host(host: &str) -> Option<&str> {
+    host.split_once('.')
+        .map(|(_, parent)| parent)
+        .filter(|p| p.contains('.'))
+}
+
 /// The rule for scope patterns.
 pub const SCOPE_RULE: &str =
     "a scope pattern is *, an application name, or a prefix glob such as shop-*";
@@ -397,6 +456,39 @@ mod tests {
         assert!(scope_covers(&scope, &pattern("shop-eu-*")));
         assert!(!scope_covers(&scope, &pattern("blog-*")));
         assert!(!scope_covers(&[], &pattern("blog")));
+    }
+
+    #[test]
+    fn the_claim_rule() {
+        assert_eq!(parse_host("Shop.Example"), Ok("shop.example".into()));
+        assert_eq!(
+            parse_host("a-b.c.example.co"),
+            Ok("a-b.c.example.co".into())
+        );
+        for (bad, rule) in [
+            ("https://shop.example", "scheme"),
+            ("shop.example/x", "path"),
+            ("shop.example:443", "port"),
+            ("*.shop.example", "wildcard"),
+            ("shop_x.example", "underscore"),
+            ("shop.example.", "trailing dot"),
+            ("localhost", "two labels"),
+            ("-shop.example", "label"),
+            ("shop..example", "label"),
+            ("10.0.0.1", "digits"),
+        ] {
+            let got = parse_host(bad);
+            assert!(
+                got.as_ref().is_err_and(|r| r.contains(rule)),
+                "{bad}: {got:?}"
+            );
+        }
+        assert!(parse_host(&format!("{}.example", "a.".repeat(130))).is_err());
+        assert!(under_domain("shop.apps.example.com", "apps.example.com"));
+        assert!(under_domain("apps.example.com", "apps.example.com"));
+        assert!(!under_domain("myapps.example.com", "apps.example.com"));
+        assert_eq!(parent_host("a.shop.example"), Some("shop.example"));
+        assert_eq!(parent_host("shop.example"), None);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! One file per subcommand. Each answers `Result<(), Failure>`; `main`
 //! turns a failure into its exit code in one place.
 
+pub mod apps;
 pub mod completions;
 pub mod deploy;
 pub mod freeze;

@@ -11,7 +11,10 @@
 mod bootstrap;
 pub mod caller;
 mod carrier;
+pub mod coordinator;
+mod deletion;
 mod error;
+mod forward;
 mod heartbeat;
 pub mod json;
 mod reconcile;
@@ -77,6 +80,10 @@ pub struct Shared {
     pub started_at: Timestamp,
     /// What this node runs.
     pub runtime: runtime::Runtime,
+    /// The coordinator lease as this node sees it.
+    pub coordinator: coordinator::Coordinator,
+    /// For calls to other nodes (forwarded gated calls).
+    pub http: reqwest::Client,
     /// Wakes the reconcile pass (a write on this node that it should see).
     pub wake: tokio::sync::Notify,
     /// The admin key of `--bootstrap-admin`, checked at start.
@@ -140,6 +147,8 @@ pub async fn run(
         advertise,
         started_at: Timestamp::now(),
         runtime: runtime::Runtime::new(celld),
+        coordinator: coordinator::Coordinator::new(config.lease),
+        http: reqwest::Client::new(),
         wake: tokio::sync::Notify::new(),
         bootstrap_admin,
         fleet_known: AtomicBool::new(false),
@@ -173,6 +182,7 @@ pub async fn run(
     }
     tasks.spawn(heartbeat::run(Arc::clone(&shared), stop_rx.clone()));
     tasks.spawn(reconcile::run(Arc::clone(&shared), stop_rx.clone()));
+    tasks.spawn(coordinator::run(Arc::clone(&shared), stop_rx.clone()));
     {
         let mut stop = stop_rx.clone();
         let app = router(Arc::clone(&shared));

@@ -28,6 +28,47 @@ pub fn router(shared: Arc<Shared>) -> Router {
             post(routes::deploys::create),
         )
         .route("/v1/deploys/{id}", get(routes::deploys::get))
+        .route("/v1/applications", get(routes::applications::list))
+        .route(
+            "/v1/applications/{name}",
+            get(routes::applications::show).delete(routes::applications::delete),
+        )
+        .route(
+            "/v1/applications/{name}/block",
+            post(routes::applications::block),
+        )
+        .route(
+            "/v1/applications/{name}/unblock",
+            post(routes::applications::unblock),
+        )
+        .route(
+            "/v1/applications/{name}/labels",
+            post(routes::applications::labels),
+        )
+        .route(
+            "/v1/applications/{name}/retire",
+            post(routes::applications::retire),
+        )
+        .route(
+            "/v1/applications/{name}/unretire",
+            post(routes::applications::unretire),
+        )
+        .route(
+            "/v1/applications/{name}/selector",
+            post(routes::applications::selector),
+        )
+        .route(
+            "/v1/applications/{name}/replicas",
+            post(routes::applications::replicas),
+        )
+        .route(
+            "/v1/applications/{name}/trust",
+            post(routes::applications::trust),
+        )
+        .route(
+            "/v1/applications/{name}/domains/{host}",
+            post(routes::domains::claim).delete(routes::domains::release),
+        )
         .route(
             "/v1/fleet/freeze",
             get(routes::fleet::status)

@@ -66,7 +66,10 @@ impl Runtime {
         let releases = lock(&self.releases);
         let applications = lock(&self.applications);
         let mut serving = BTreeMap::new();
-        for app in applications.iter() {
+        for app in applications
+            .iter()
+            .filter(|a| !a.blocked && a.retired.is_none())
+        {
             for deploy in [&app.release.pending, &app.release.live]
                 .into_iter()
                 .flatten()

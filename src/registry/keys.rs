@@ -19,8 +19,8 @@
 use std::marker::PhantomData;
 
 use super::{
-    ApplicationRecord, DeployStatus, FleetRecord, FreezeRecord, LeaseRecord, NodeRecord,
-    TrustedOperator,
+    ApplicationRecord, ClaimRecord, DeployStatus, FleetRecord, FreezeRecord, LeaseRecord,
+    NodeRecord, TrustedOperator,
 };
 use crate::names::{AppName, DeployId, NodeId, OperatorId};
 
@@ -127,4 +127,21 @@ pub fn deploy(id: &DeployId) -> RecordKey<DeployStatus> {
 /// Where a deploy's artifact is kept, as uploaded.
 pub fn artifact(id: &DeployId) -> String {
     format!("artifacts/{}/{}.tar.gz", id.application(), id.hex())
+}
+
+/// Every deploy record of an application.
+pub fn deploys_of(app: &AppName) -> String {
+    format!("registry/deploys/{app}/")
+}
+
+/// Every artifact of an application.
+pub fn artifacts_of(app: &AppName) -> String {
+    format!("artifacts/{app}/")
+}
+
+pub const CLAIMS: RecordDir<ClaimRecord> = RecordDir::new("registry/claims/");
+
+/// The claim on a host (already held to the claim rule).
+pub fn claim(host: &str) -> RecordKey<ClaimRecord> {
+    CLAIMS.key(host)
 }

@@ -27,8 +27,8 @@ pub use application::{
 pub use deploy::{ArtifactInfo, DeployState, DeployStatus, NodeProgress};
 pub use keys::{RecordDir, RecordKey};
 pub use records::{
-    CelldInfo, FleetRecord, FreezeRecord, LeaseRecord, NodeFailure, NodeRecord, Role, Serving,
-    TrustedOperator, V1,
+    CelldInfo, ClaimRecord, FleetRecord, FreezeRecord, LeaseRecord, NodeFailure, NodeRecord, Role,
+    Serving, TrustedOperator, V1,
 };
 
 use std::sync::Arc;
@@ -167,6 +167,17 @@ impl Registry {
     /// kept apart by who may issue them (the coordinator lease, the caller).
     pub async fn remove<T>(&self, key: &RecordKey<T>) -> Result<(), RegistryError> {
         Ok(self.store.delete(key.path()).await?)
+    }
+
+    /// Removes every object under a prefix (an application's deploy records
+    /// or artifacts); like [`Registry::remove`], only for callers that hold
+    /// the right to delete.
+    pub async fn remove_under(&self, prefix: &str) -> Result<(), RegistryError> {
+        let listing = crate::store::list_all(&*self.store, prefix, false).await?;
+        for object in listing.objects {
+            self.store.delete(&object.key).await?;
+        }
+        Ok(())
     }
 
     /// Creates a record unless the key exists. Answers the record now stored:

@@ -130,3 +130,15 @@ pub struct LeaseRecord {
     pub renewed_at: Timestamp,
     pub expires_at: Timestamp,
 }
+
+/// `registry/claims/<host>.json`: a host an application answers on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClaimRecord {
+    pub v: V1,
+    pub host: String,
+    pub application: crate::names::AppName,
+    pub wildcard: bool,
+    pub created_at: Timestamp,
+    pub by: String,
+}

@@ -1,6 +1,8 @@
 //! Route handlers, one file per surface.
 
+pub mod applications;
 pub mod deploys;
+pub mod domains;
 pub mod fleet;
 pub mod health;
 pub mod operators;

@@ -62,7 +62,10 @@ pub async fn get(
             location: registry.store().location(),
         },
         coordinator: CoordinatorView {
-            is_self: lease.as_ref().is_some_and(|l| l.holder == shared.id),
+            is_self: matches!(
+                shared.coordinator.holder(),
+                crate::node::coordinator::Holder::Me(_)
+            ),
             holder: lease.as_ref().map(|l| l.holder.to_string()),
             epoch: lease.as_ref().map(|l| l.epoch),
             expires_at: lease.as_ref().map(|l| l.expires_at),

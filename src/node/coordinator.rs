@@ -1,0 +1,208 @@
+//! The coordinator lease (DESIGN §9): one node at a time holds
+//! `registry/coordinator/lease.json`, taken and renewed by CAS, its epoch
+//! rising with every new holder. The holder renews every TTL/3 and counts
+//! its authority from the start of its last successful renewal on its own
+//! monotonic clock, minus a margin; a renewal that fails ends it at once. A
+//! challenger takes an expired lease only after seeing it unchanged for a
+//! whole TTL on its own clock, so clocks of different machines never decide.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use tokio::sync::watch;
+
+use super::runtime::lock;
+use super::{NodeError, Shared};
+use crate::names::NodeId;
+use crate::registry::{Change, LeaseRecord, RegistryError, V1, keys};
+use crate::store::ETag;
+use crate::wire::Timestamp;
+
+/// Who holds the lease, as far as this node can tell.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Holder {
+    /// This node, with this epoch.
+    Me(u64),
+    /// Another node.
+    Other(NodeId),
+    /// Nobody: no lease, or one unchanged for a whole TTL.
+    Nobody,
+}
+
+#[derive(Debug, Default)]
+struct Seen {
+    /// The lease as last read, and when it last changed on our clock.
+    lease: Option<(LeaseRecord, ETag, Instant)>,
+    /// Our own authority: epoch and until when.
+    held: Option<(u64, Instant)>,
+}
+
+#[derive(Debug)]
+pub struct Coordinator {
+    ttl: Duration,
+    seen: Mutex<Seen>,
+    /// Deletions run one at a time on the holder.
+    pub deletions: tokio::sync::Mutex<()>,
+}
+
+impl Coordinator {
+    pub fn new(ttl: Duration) -> Self {
+        Coordinator {
+            ttl,
+            seen: Mutex::new(Seen::default()),
+            deletions: tokio::sync::Mutex::new(()),
+        }
+    }
+
+    /// The lease as last read.
+    pub fn lease(&self) -> Option<LeaseRecord> {
+        lock(&self.seen)
+            .lease
+            .as_ref()
+            .map(|(lease, _, _)| lease.clone())
+    }
+
+    /// Who holds the lease now, judged without I/O.
+    pub fn holder(&self) -> Holder {
+        let seen = lock(&self.seen);
+        if let Some((epoch, until)) = seen.held
+            && Instant::now() < until
+        {
+            return Holder::Me(epoch);
+        }
+        match &seen.lease {
+            None => Holder::Nobody,
+            Some((_, _, changed)) if changed.elapsed() > self.ttl => Holder::Nobody,
+            Some((lease, _, _)) => Holder::Other(lease.holder.clone()),
+        }
+    }
+
+    /// Reads the lease, renews it if ours, takes it if nobody holds it.
+    pub async fn step(&self, shared: &Shared) -> Result<Holder, RegistryError> {
+        let current = shared.registry.read(&keys::lease()).await?;
+        {
+            let mut seen = lock(&self.seen);
+            match (&current, &seen.lease) {
+                (Some(now), Some((_, etag, _))) if *etag == now.etag => {}
+                (Some(now), _) => {
+                    seen.lease = Some((now.value.clone(), now.etag.clone(), Instant::now()))
+                }
+                (None, _) => seen.lease = None,
+            }
+        }
+        let mine = matches!(self.holder(), Holder::Me(_));
+        if mine || self.holder() == Holder::Nobody {
+            match self.acquire(shared).await {
+                Ok(epoch) => return Ok(Holder::Me(epoch)),
+                Err(e) => {
+                    if mine {
+                        tracing::warn!(error = %e, "could not renew the coordinator lease; stopping coordinator work");
+                    }
+                    lock(&self.seen).held = None;
+                    if !matches!(e, RegistryError::Conflict { .. }) {
+                        return Err(e);
+                    }
+                }
+            }
+        }
+        Ok(self.holder())
+    }
+
+    /// Takes or renews the lease by CAS; answers the epoch held.
+    async fn acquire(&self, shared: &Shared) -> Result<u64, RegistryError> {
+        let started = Instant::now();
+        let held = lock(&self.seen).held.map(|(epoch, _)| epoch);
+        // The lease our clock judged (abandoned, or absent).
+        let judged = lock(&self.seen)
+            .lease
+            .as_ref()
+            .map(|(lease, _, _)| lease.clone());
+        let mut lost = false;
+        let stored = shared
+            .registry
+            .update(&keys::lease(), |current: Option<&LeaseRecord>| {
+                lost = false;
+                let now = Timestamp::now();
+                let expires = Timestamp::from(now.system_time() + self.ttl);
+                Ok::<_, RegistryError>(match current {
+                    Some(lease) if held == Some(lease.epoch) && lease.holder == shared.id => {
+                        let mut renewed = lease.clone();
+                        renewed.renewed_at = now;
+                        renewed.expires_at = expires;
+                        Change::Put(renewed)
+                    }
+                    Some(lease) if held.is_none() => {
+                        // Only the lease we judged abandoned may be taken;
+                        // if it moved since (every renewal changes it),
+                        // its holder is alive.
+                        if judged.as_ref() != Some(lease) {
+                            lost = true;
+                            Change::Keep
+                        } else {
+                            Change::Put(LeaseRecord {
+                                v: V1,
+                                holder: shared.id.clone(),
+                                epoch: lease.epoch + 1,
+                                acquired_at: now,
+                                renewed_at: now,
+                                expires_at: expires,
+                            })
+                        }
+                    }
+                    Some(_) => {
+                        lost = true;
+                        Change::Keep
+                    }
+                    None => Change::Put(LeaseRecord {
+                        v: V1,
+                        holder: shared.id.clone(),
+                        epoch: 1,
+                        acquired_at: now,
+                        renewed_at: now,
+                        expires_at: expires,
+                    }),
+                })
+            })
+            .await?;
+        let Some(lease) = stored.filter(|l| !lost && l.holder == shared.id) else {
+            return Err(RegistryError::Conflict {
+                key: keys::lease().path().to_owned(),
+            });
+        };
+        let was = held;
+        lock(&self.seen).held = Some((lease.epoch, started + self.ttl - self.ttl / 5));
+        if was != Some(lease.epoch) {
+            tracing::info!(
+                epoch = lease.epoch,
+                "this node is now the fleet's coordinator"
+            );
+        }
+        Ok(lease.epoch)
+    }
+
+    /// Offers this node once when nobody holds the lease (a gated call).
+    pub async fn offer(&self, shared: &Shared) -> Result<Holder, RegistryError> {
+        self.step(shared).await
+    }
+}
+
+/// Steps the lease every TTL/3 and, while holding it, does the
+/// coordinator's work: the retired-past-grace sweep.
+pub async fn run(shared: Arc<Shared>, mut stop: watch::Receiver<bool>) -> Result<(), NodeError> {
+    let interval = shared.coordinator.ttl / 3;
+    loop {
+        match shared.coordinator.step(&shared).await {
+            Ok(Holder::Me(_)) => {
+                if let Err(e) = super::deletion::sweep(&shared).await {
+                    tracing::warn!(error = %e, "retirement sweep failed");
+                }
+            }
+            Ok(_) => {}
+            Err(e) => tracing::debug!(error = %e, "coordinator lease step failed"),
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(interval) => {}
+            _ = stop.wait_for(|s| *s) => return Ok(()),
+        }
+    }
+}
