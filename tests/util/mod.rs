@@ -91,10 +91,25 @@ pub struct Moto {
 
 impl Moto {
     /// Starts a server owned by the caller, on `port` (killed on drop).
+    ///
+    /// moto's own `moto_server` serves requests on threads, and its S3
+    /// conditional writes check the ETag and write without a lock between:
+    /// under load two `If-Match` writes on one ETag can both succeed (seen
+    /// here: 159 of 160 CAS increments). One request at a time keeps moto
+    /// the faithful conditional-write peer the suite needs.
     pub fn start(port: u16) -> Moto {
-        let mut command = Command::new(peer("moto_server"));
+        let python = peer("moto_server").with_file_name("python");
+        let mut command = Command::new(python);
         command
-            .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+            .args([
+                "-c",
+                "import sys\n\
+                 from werkzeug.serving import run_simple\n\
+                 from moto.server import DomainDispatcherApplication, create_backend_app\n\
+                 run_simple(sys.argv[1], int(sys.argv[2]), DomainDispatcherApplication(create_backend_app), threaded=False)\n",
+                "127.0.0.1",
+                &port.to_string(),
+            ])
             .stdout(Stdio::null())
             .stderr(Stdio::null());
         die_with_parent(&mut command);
