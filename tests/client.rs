@@ -433,3 +433,89 @@ async fn an_interrupted_rotation_completes_when_run_again() {
         err(&third)
     );
 }
+
+#[tokio::test]
+async fn apps_commands() {
+    let node = Node::start(NodeOptions::default()).await;
+    let home = tempfile::tempdir().expect("home");
+    let state = node.state_dir.clone();
+    let store =
+        scafo::store::file::FileStore::open(&node.scratch.path().join("bucket")).expect("open");
+    let registry = scafo::registry::Registry::new(Arc::new(store));
+    let name = scafo::names::AppName::parse("shop").expect("name");
+    registry
+        .create(
+            &scafo::registry::keys::application(&name),
+            &scafo::registry::ApplicationRecord::new(name.clone()),
+        )
+        .await
+        .expect("seed");
+    let apps = |args: &[&str]| {
+        let mut all = vec!["apps"];
+        all.extend_from_slice(args);
+        cli(&node.url, home.path(), None, Some(&state), &all)
+    };
+    let ok = |output: Output| {
+        assert!(output.status.success(), "{}", err(&output));
+        out(&output)
+    };
+    assert!(
+        ok(apps(&[
+            "domains",
+            "add",
+            "shop",
+            "shop.example",
+            "--wildcard"
+        ]))
+        .contains("platform hosts: shop.localhost")
+    );
+    ok(apps(&["selector", "shop", "region=eu"]));
+    ok(apps(&["replicas", "shop", "2"]));
+    ok(apps(&["labels", "shop", "plan=pro"]));
+    ok(apps(&[
+        "trust",
+        "shop",
+        "--issuer",
+        "https://token.actions.githubusercontent.com",
+        "--subject",
+        "repo:acme/shop:*",
+    ]));
+    let listed = ok(apps(&["list"]));
+    assert!(
+        listed.starts_with("NAME")
+            && listed.contains("shop  -     2         region=eu  shop.example (+*)  -"),
+        "{listed}"
+    );
+    let shown = ok(apps(&["show", "shop"]));
+    assert!(
+        shown.contains("labels     plan=pro")
+            && shown.contains(
+                "trust      https://token.actions.githubusercontent.com repo:acme/shop:*"
+            ),
+        "{shown}"
+    );
+    assert_eq!(
+        apps(&["block", "shop"]).status.code(),
+        Some(2),
+        "block asks first"
+    );
+    assert!(ok(apps(&["block", "shop", "--yes"])).contains("blocked"));
+    ok(apps(&["unblock", "shop"]));
+    let refused = apps(&["delete", "shop", "--yes"]);
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(
+        err(&refused).starts_with("error[retirement-required]"),
+        "{}",
+        err(&refused)
+    );
+    ok(apps(&["retire", "shop"]));
+    assert!(ok(apps(&["show", "shop"])).contains("retired (until"));
+    ok(apps(&["unretire", "shop"]));
+    assert_eq!(
+        ok(apps(&["delete", "shop", "--force", "--yes"])).trim(),
+        "deleted shop"
+    );
+    assert_eq!(apps(&["show", "shop"]).status.code(), Some(1));
+    let json: Value = serde_json::from_slice(&apps(&["--json", "list"]).stdout).expect("json");
+    assert_eq!(json, json!({"applications": [], "scoped": false}));
+}

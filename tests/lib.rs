@@ -7,6 +7,7 @@
 
 mod util;
 
+mod applications;
 mod auth;
 mod cli;
 mod client;

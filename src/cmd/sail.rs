@@ -25,11 +25,16 @@ pub fn run(args: &SailArgs, verbosity: i8) -> Result<(), Failure> {
                     config.listen
                 ))
             })?;
-        let mut terminate = signal(SignalKind::terminate())
-            .map_err(|e| Failure::Refused(anyhow!("cannot watch SIGTERM: {e}")))?;
+        // Both handlers are installed here, before the node starts, so a
+        // signal that arrives early still stops it cleanly.
+        let watch = |kind: SignalKind, name: &str| {
+            signal(kind).map_err(|e| Failure::Refused(anyhow!("cannot watch {name}: {e}")))
+        };
+        let mut terminate = watch(SignalKind::terminate(), "SIGTERM")?;
+        let mut interrupt = watch(SignalKind::interrupt(), "SIGINT")?;
         let shutdown = async move {
             tokio::select! {
-                _ = tokio::signal::ctrl_c() => {}
+                _ = interrupt.recv() => {}
                 _ = terminate.recv() => {}
             }
         };

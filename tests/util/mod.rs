@@ -229,6 +229,7 @@ pub struct Node {
     pub state_dir: PathBuf,
     /// `http://127.0.0.1:<port>` once ready.
     pub url: String,
+    id: String,
     child: Option<Child>,
     log: PathBuf,
 }
@@ -302,6 +303,7 @@ impl Node {
             scratch,
             state_dir,
             url: String::new(),
+            id: options.id.clone().unwrap_or_else(|| "node-a".into()),
             child: Some(child),
             log,
         }
@@ -336,6 +338,11 @@ impl Node {
 
     pub fn log(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// The node id (`--node-id`).
+    pub fn id(&self) -> String {
+        self.id.clone()
     }
 
     /// The node's process id, while it runs.
