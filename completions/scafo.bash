@@ -899,7 +899,7 @@ _scafo() {
             return 0
             ;;
         scafo__subcmd__sail)
-            opts="-y -v -q -h -V --config --node-id --listen --advertise --state-dir --bucket --ingress-token --label --log-format --platform-domain --bootstrap-admin --url --key --token --json --yes --verbose --quiet --help --version"
+            opts="-y -v -q -h -V --config --node-id --listen --advertise --state-dir --bucket --ingress-token --label --log-format --api-host --platform-domain --bootstrap-admin --url --key --token --json --yes --verbose --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -938,6 +938,10 @@ _scafo() {
                     return 0
                     ;;
                 --log-format)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --api-host)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

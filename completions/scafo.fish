@@ -48,6 +48,7 @@ complete -c scafo -n "__fish_scafo_using_subcommand sail" -l bucket -d 'The regi
 complete -c scafo -n "__fish_scafo_using_subcommand sail" -l ingress-token -d 'An admitted ingress token; repeat for several [key: ingress.token]' -r
 complete -c scafo -n "__fish_scafo_using_subcommand sail" -l label -d 'A node label selectors match, e.g. region=eu-west-1; repeatable [key: node.labels]' -r
 complete -c scafo -n "__fish_scafo_using_subcommand sail" -l log-format -d 'Log format: text or json [key: log.format]' -r
+complete -c scafo -n "__fish_scafo_using_subcommand sail" -l api-host -d 'An API host name the routing document publishes for this fleet; repeatable [key: api.hosts]' -r
 complete -c scafo -n "__fish_scafo_using_subcommand sail" -l platform-domain -d 'A platform domain: applications answer at <name>.<domain>; repeatable [key: platform.domains] [default: localhost]' -r
 complete -c scafo -n "__fish_scafo_using_subcommand sail" -l bootstrap-admin -d 'Register this public JWK (or key file) as the first admin while the registry holds no operator; its kid is the operator id [key: bootstrap.admin]' -r -F
 complete -c scafo -n "__fish_scafo_using_subcommand sail" -l url -d 'Node API URL [env: SCAFO_URL] [default: http://127.0.0.1:7070]' -r

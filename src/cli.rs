@@ -307,6 +307,10 @@ pub struct SailArgs {
     #[arg(long, value_name = "FORMAT")]
     pub log_format: Option<String>,
 
+    /// An API host name the routing document publishes for this fleet; repeatable [key: api.hosts]
+    #[arg(long = "api-host", value_name = "HOST")]
+    pub api_host: Vec<String>,
+
     /// A platform domain: applications answer at <name>.<domain>; repeatable [key: platform.domains] [default: localhost]
     #[arg(long = "platform-domain", value_name = "DOMAIN")]
     pub platform_domain: Vec<String>,

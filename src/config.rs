@@ -39,6 +39,9 @@ const KEYS: &[(&str, Option<&str>)] = &[
     ("celld.ports", None),
     ("reconcile.intervalMs", None),
     ("coordinator.leaseSeconds", None),
+    ("api.hosts", Some("--api-host")),
+    ("ingress.traefik.entryPoints", None),
+    ("ingress.traefik.certResolver", None),
     ("retire.graceSeconds", None),
 ];
 
@@ -81,6 +84,12 @@ pub struct NodeConfig {
     pub lease: std::time::Duration,
     /// How long a retired application may be unretired before it is deleted.
     pub retire_grace: std::time::Duration,
+    /// The fleet's API host names, published in the routing document.
+    pub api_hosts: Vec<String>,
+    /// Traefik entry points the rendering names on every router (none: all).
+    pub traefik_entry_points: Vec<String>,
+    /// The Traefik certificate resolver routers ask for TLS with.
+    pub traefik_cert_resolver: Option<String>,
 }
 
 /// Where a value came from, for error messages.
@@ -236,7 +245,24 @@ pub fn resolve(flags: &SailArgs, env: Env<'_>) -> Result<NodeConfig, ConfigError
                 _ => Err("must be text or json"),
             })?
             .unwrap_or(LogFormat::Text),
-        platform_domains: layers.platform_domains()?,
+        platform_domains: layers.domains("platform.domains", &["localhost"])?,
+        api_hosts: layers.domains("api.hosts", &[])?,
+        traefik_entry_points: layers.list("ingress.traefik.entryPoints", |name| {
+            (!name.is_empty()
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_'))
+            .then_some(())
+            .ok_or("entry point names are letters, digits, '-' and '_'")
+        })?,
+        traefik_cert_resolver: layers.string_with("ingress.traefik.certResolver", |name| {
+            (!name.is_empty()
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_'))
+            .then(|| name.to_owned())
+            .ok_or("a resolver name is letters, digits, '-' and '_'")
+        })?,
         artifact_bytes: match layers.pick("deploy.artifactBytes") {
             Some((raw, origin)) => {
                 let n = integer(&raw, "deploy.artifactBytes", origin.clone())?;
@@ -318,6 +344,7 @@ impl Layers<'_> {
                 (!flags.ingress_token.is_empty()).then(|| Raw::List(flags.ingress_token.clone()))
             }
             "log.format" => flags.log_format.clone().map(Raw::Text),
+            "api.hosts" => (!flags.api_host.is_empty()).then(|| Raw::List(flags.api_host.clone())),
             "platform.domains" => (!flags.platform_domain.is_empty())
                 .then(|| Raw::List(flags.platform_domain.clone())),
             "bootstrap.admin" => flags
@@ -386,39 +413,48 @@ impl Layers<'_> {
         Ok(labels)
     }
 
-    fn platform_domains(&self) -> Result<Vec<String>, ConfigError> {
-        const KEY: &str = "platform.domains";
-        let Some((raw, origin)) = self.pick(KEY) else {
-            return Ok(vec!["localhost".to_owned()]);
+    /// A list value: comma-separated text, repeated flags, or a TOML array
+    /// of strings; each item checked by `rule`.
+    fn list(
+        &self,
+        key: &'static str,
+        rule: impl Fn(&str) -> Result<(), &'static str>,
+    ) -> Result<Vec<String>, ConfigError> {
+        let Some((raw, origin)) = self.pick(key) else {
+            return Ok(Vec::new());
         };
-        let domains: Vec<String> = match raw {
+        let items: Vec<String> = match raw {
             Raw::Text(text) => text
                 .split(',')
                 .map(|d| d.trim().to_owned())
                 .filter(|d| !d.is_empty())
                 .collect(),
             Raw::List(items) => items,
+            Raw::Toml(toml::Value::String(one)) => vec![one],
             Raw::Toml(toml::Value::Array(items)) => items
                 .into_iter()
                 .map(|v| match v {
                     toml::Value::String(s) => Ok(s),
-                    _ => Err(invalid(KEY, origin.clone(), "domains must be strings")),
+                    _ => Err(invalid(key, origin.clone(), "items must be strings")),
                 })
                 .collect::<Result<_, _>>()?,
-            Raw::Toml(_) => return Err(invalid(KEY, origin, "must be a list of domain names")),
+            Raw::Toml(_) => return Err(invalid(key, origin, "must be a list of strings")),
         };
-        for domain in &domains {
-            let ok =
-                !domain.is_empty() && domain.len() <= 253 && domain.split('.').all(names::is_label);
-            if !ok {
-                return Err(invalid(
-                    KEY,
-                    origin,
-                    format!("{domain:?} is not a lower-case domain name"),
-                ));
-            }
+        for item in &items {
+            rule(item).map_err(|why| invalid(key, origin.clone(), format!("{item:?}: {why}")))?;
         }
-        Ok(domains)
+        Ok(items)
+    }
+
+    /// A list of lower-case domain names; `default` when not given.
+    fn domains(&self, key: &'static str, default: &[&str]) -> Result<Vec<String>, ConfigError> {
+        if self.pick(key).is_none() {
+            return Ok(default.iter().map(|d| (*d).to_owned()).collect());
+        }
+        self.list(key, |domain| {
+            let ok = domain.len() <= 253 && domain.split('.').all(names::is_label);
+            ok.then_some(()).ok_or("not a lower-case domain name")
+        })
     }
 
     fn ingress_tokens(&self) -> Result<Vec<String>, ConfigError> {

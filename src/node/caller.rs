@@ -158,3 +158,31 @@ impl FromRequestParts<Arc<Shared>> for AdminCaller {
         Ok(AdminCaller(record))
     }
 }
+
+/// The ingress's caller: a bearer equal to one of the admitted ingress
+/// tokens, compared in constant time against every one of them. Operator
+/// and node tokens are not ingress tokens; every refusal is the same
+/// `auth-invalid`.
+#[derive(Debug, Clone, Copy)]
+pub struct IngressCaller;
+
+impl FromRequestParts<Arc<Shared>> for IngressCaller {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, shared: &Arc<Shared>) -> Result<Self, ApiError> {
+        use subtle::ConstantTimeEq;
+        let token = bearer(parts)?.as_bytes();
+        let admitted = shared
+            .local
+            .ingress_tokens
+            .iter()
+            .fold(subtle::Choice::from(0), |any, candidate| {
+                any | candidate.as_bytes().ct_eq(token)
+            });
+        if bool::from(admitted) {
+            Ok(IngressCaller)
+        } else {
+            Err(refuse(TokenError::UnknownKey))
+        }
+    }
+}

@@ -21,6 +21,7 @@ mod reconcile;
 pub mod request;
 mod router;
 mod routes;
+mod routing;
 pub mod runtime;
 pub mod state;
 
@@ -84,6 +85,10 @@ pub struct Shared {
     pub coordinator: coordinator::Coordinator,
     /// For calls to other nodes (forwarded gated calls).
     pub http: reqwest::Client,
+    /// The routing document of the last reconcile pass.
+    pub routing: std::sync::Mutex<Option<Arc<crate::wire::routing::FleetRouting>>>,
+    /// Set when the node starts shutting down: routing routes answer draining.
+    pub draining: AtomicBool,
     /// Wakes the reconcile pass (a write on this node that it should see).
     pub wake: tokio::sync::Notify,
     /// The admin key of `--bootstrap-admin`, checked at start.
@@ -149,6 +154,8 @@ pub async fn run(
         runtime: runtime::Runtime::new(celld),
         coordinator: coordinator::Coordinator::new(config.lease),
         http: reqwest::Client::new(),
+        routing: std::sync::Mutex::new(None),
+        draining: AtomicBool::new(false),
         wake: tokio::sync::Notify::new(),
         bootstrap_admin,
         fleet_known: AtomicBool::new(false),
@@ -198,6 +205,10 @@ pub async fn run(
 
     let mut outcome = Ok(());
     while let Some(done) = tasks.join_next().await {
+        // Leave the routing document first, then stop everything else.
+        shared
+            .draining
+            .store(true, std::sync::atomic::Ordering::Relaxed);
         stop_tx.send_replace(true);
         let result = done.unwrap_or_else(|e| Err(NodeError::Task(e.to_string())));
         if let (Ok(()), Err(err)) = (&outcome, result) {

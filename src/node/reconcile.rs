@@ -14,17 +14,17 @@ use super::runtime::{Slot, lock};
 use super::{NodeError, Shared};
 use crate::celld::Failure;
 use crate::names::{AppName, DeployId};
-use crate::registry::{ApplicationRecord, RegistryError, Versioned, keys};
+use crate::registry::{ApplicationRecord, NodeRecord, RegistryError, Versioned, keys};
 use crate::wire::Timestamp;
 
 /// How long a replaced release keeps serving in-flight requests.
 pub const DRAIN: Duration = Duration::from_secs(5);
 
 pub async fn run(shared: Arc<Shared>, mut stop: watch::Receiver<bool>) -> Result<(), NodeError> {
-    let mut seen = Vec::new();
+    let (mut seen, mut nodes_seen) = (Vec::new(), Vec::new());
     loop {
         let started = Instant::now();
-        let outcome = pass(&shared, &mut seen).await;
+        let outcome = pass(&shared, &mut seen, &mut nodes_seen).await;
         {
             let mut stats = lock(&shared.runtime.stats);
             stats.passes += 1;
@@ -73,6 +73,7 @@ fn wanted(shared: &Shared) -> BTreeMap<DeployId, AppName> {
 async fn pass(
     shared: &Arc<Shared>,
     seen: &mut Vec<Versioned<ApplicationRecord>>,
+    nodes_seen: &mut Vec<Versioned<NodeRecord>>,
 ) -> Result<(), RegistryError> {
     *seen = shared
         .registry
@@ -112,7 +113,37 @@ async fn pass(
             process.stop().await;
         });
     }
-    super::heartbeat::report(shared).await
+    super::heartbeat::report(shared).await?;
+    publish_routing(shared, nodes_seen).await
+}
+
+/// Builds the routing document from the alive nodes' records (this node's
+/// own serving taken fresh from the runtime).
+async fn publish_routing(
+    shared: &Arc<Shared>,
+    nodes_seen: &mut Vec<Versioned<NodeRecord>>,
+) -> Result<(), RegistryError> {
+    *nodes_seen = shared
+        .registry
+        .read_all_changed(&keys::NODES, nodes_seen)
+        .await?;
+    let fleet = match shared.registry.read(&keys::fleet()).await? {
+        Some(fleet) => fleet.value.id,
+        None => return Ok(()),
+    };
+    let alive = super::routes::state::ALIVE;
+    let mut nodes: Vec<NodeRecord> = nodes_seen
+        .iter()
+        .map(|n| n.value.clone())
+        .filter(|n| n.heartbeat_at.age() < alive)
+        .collect();
+    for node in nodes.iter_mut().filter(|n| n.id == shared.id) {
+        node.serving = shared.runtime.serving();
+    }
+    let apps = lock(&shared.runtime.applications).clone();
+    let routing = super::routing::build(&shared.config, &fleet, &apps, &nodes);
+    *lock(&shared.routing) = Some(Arc::new(routing));
+    Ok(())
 }
 
 /// Fetches the artifact (the local copy when this node accepted it) and

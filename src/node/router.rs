@@ -28,6 +28,8 @@ pub fn router(shared: Arc<Shared>) -> Router {
             post(routes::deploys::create),
         )
         .route("/v1/deploys/{id}", get(routes::deploys::get))
+        .route("/v1/ingress/routes", get(routes::ingress::generic))
+        .route("/v1/ingress/routes/{format}", get(routes::ingress::format))
         .route("/v1/applications", get(routes::applications::list))
         .route(
             "/v1/applications/{name}",

@@ -4,6 +4,7 @@
 pub mod answers;
 pub mod deploy_meta;
 pub mod problem;
+pub mod routing;
 pub mod timestamp;
 
 use serde::{Deserialize, Serialize};

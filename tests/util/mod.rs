@@ -244,6 +244,8 @@ pub struct NodeOptions {
     pub env: Vec<(String, String)>,
     /// Reuse this state directory (a restart, or two nodes on one).
     pub state_dir: Option<PathBuf>,
+    /// `--listen` (default `127.0.0.1:0`).
+    pub listen: Option<String>,
 }
 
 impl Node {
@@ -275,7 +277,10 @@ impl Node {
             .arg("sail")
             .arg("--state-dir")
             .arg(&state_dir)
-            .args(["--listen", "127.0.0.1:0"])
+            .args([
+                "--listen",
+                options.listen.as_deref().unwrap_or("127.0.0.1:0"),
+            ])
             .args(["--node-id", options.id.as_deref().unwrap_or("node-a")])
             .args(["--bucket", &bucket])
             .args(&options.args)

@@ -5,5 +5,6 @@ pub mod deploys;
 pub mod domains;
 pub mod fleet;
 pub mod health;
+pub mod ingress;
 pub mod operators;
 pub mod state;

@@ -1,0 +1,329 @@
+//! The routing document and its Traefik rendering, against a real Traefik
+//! polling a real node: platform hosts, custom domains, `<env>.<host>` under a
+//! wildcard, block and unblock, and a node restart that never drops routes.
+
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::util::{Node, NodeOptions, call, eventually, free_port, peer, scafo};
+
+const INGRESS: &str = "test-ingress-token-0123456789";
+
+fn project(dir: &std::path::Path, name: &str, text: &str) {
+    std::fs::create_dir_all(dir).expect("mkdir");
+    std::fs::write(
+        dir.join("wrangler.json"),
+        format!(r#"{{"name": "{name}", "main": "index.js"}}"#),
+    )
+    .expect("write");
+    std::fs::write(
+        dir.join("index.js"),
+        format!("export default {{ fetch() {{ return new Response('{text}'); }} }};"),
+    )
+    .expect("write");
+}
+
+fn deploy(node: &Node, dir: &std::path::Path) {
+    let output = scafo()
+        .arg("deploy")
+        .arg(dir)
+        .env("SCAFO_URL", &node.url)
+        .env("SCAFO_KEY", node.state_dir.join("admin.jwk"))
+        .output()
+        .expect("deploy");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+struct Traefik {
+    child: Child,
+    port: u16,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for Traefik {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn traefik(node_url: &str) -> Traefik {
+    let dir = tempfile::tempdir().expect("dir");
+    let port = free_port();
+    let config = dir.path().join("traefik.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[entryPoints.web]\naddress = \"127.0.0.1:{port}\"\n\n[providers.http]\nendpoint = \"{node_url}/v1/ingress/routes/traefik?prefer=self\"\npollInterval = \"1s\"\npollTimeout = \"1s\"\n\n[providers.http.headers]\nAuthorization = \"Bearer {INGRESS}\"\n\n[log]\nlevel = \"ERROR\"\n"
+        ),
+    )
+    .expect("write");
+    let child = Command::new(peer("traefik"))
+        .arg(format!("--configFile={}", config.display()))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn traefik");
+    Traefik {
+        child,
+        port,
+        _dir: dir,
+    }
+}
+
+/// One request through Traefik: (status, body).
+async fn through(traefik: &Traefik, host: &str) -> (u16, String) {
+    let sent = reqwest::Client::new()
+        .get(format!("http://127.0.0.1:{}/", traefik.port))
+        .header("host", host)
+        .timeout(Duration::from_secs(5))
+        .send()
+        .await;
+    match sent {
+        Ok(response) => (
+            response.status().as_u16(),
+            response.text().await.unwrap_or_default(),
+        ),
+        Err(_) => (0, String::new()),
+    }
+}
+
+async fn until(traefik: &Traefik, host: &str, want: (u16, &str)) -> Duration {
+    let started = Instant::now();
+    eventually(
+        &format!("{host} answering {want:?} through traefik"),
+        Duration::from_secs(30),
+        || async {
+            let got = through(traefik, host).await;
+            (got.0 == want.0 && (want.1.is_empty() || got.1 == want.1)).then_some(())
+        },
+    )
+    .await;
+    started.elapsed()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn traefik_routes_platform_hosts_domains_and_environments() {
+    let listen = format!("127.0.0.1:{}", free_port());
+    let options = NodeOptions {
+        listen: Some(listen.clone()),
+        args: vec![
+            "--ingress-token".into(),
+            INGRESS.into(),
+            "--api-host".into(),
+            "api.fleet.example".into(),
+        ],
+        ..Default::default()
+    };
+    let mut node = Node::start(options.clone()).await;
+    let token = node.admin().token();
+    let work = tempfile::tempdir().expect("work");
+    project(&work.path().join("shop"), "shop", "shop live");
+    project(&work.path().join("staging"), "shop-staging", "staging live");
+    deploy(&node, &work.path().join("shop"));
+    call(
+        &node,
+        "POST",
+        "/v1/applications/shop/domains/shop.example?wildcard=1",
+        Some(&token),
+        None,
+    )
+    .await
+    .ok(200);
+    deploy(&node, &work.path().join("staging"));
+
+    // The document itself.
+    let routes = eventually("both routes", Duration::from_secs(20), || async {
+        let doc = call(&node, "GET", "/v1/ingress/routes", Some(INGRESS), None)
+            .await
+            .body;
+        (doc["routes"].as_array().map(Vec::len) == Some(2)).then_some(doc)
+    })
+    .await;
+    assert_eq!(
+        routes["routes"][0]["hosts"],
+        json!(["shop.example", "shop.localhost"])
+    );
+    assert_eq!(
+        routes["routes"][1]["hosts"],
+        json!(["shop-staging.localhost", "staging.shop.example"])
+    );
+    assert_eq!(
+        routes["routes"][1]["tls"],
+        json!([{"host": "staging.shop.example", "wildcardOf": "shop.example"}])
+    );
+    assert_eq!(routes["api"]["hosts"], json!(["api.fleet.example"]));
+    assert_eq!(
+        routes["api"]["upstreams"][0]["url"],
+        format!("http://{listen}")
+    );
+    call(&node, "GET", "/v1/ingress/routes", Some(&token), None)
+        .await
+        .problem(401, "auth-invalid");
+    call(&node, "GET", "/v1/state", Some(INGRESS), None)
+        .await
+        .problem(401, "auth-invalid");
+    let unknown = call(
+        &node,
+        "GET",
+        "/v1/ingress/routes/nginx",
+        Some(INGRESS),
+        None,
+    )
+    .await;
+    unknown.problem(404, "not-found");
+    assert!(
+        unknown.body["detail"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("traefik")
+    );
+
+    let proxy = traefik(&node.url);
+    until(&proxy, "shop.localhost", (200, "shop live")).await;
+    assert_eq!(
+        through(&proxy, "shop.example").await,
+        (200, "shop live".into())
+    );
+    assert_eq!(
+        through(&proxy, "staging.shop.example").await,
+        (200, "staging live".into())
+    );
+    assert_eq!(
+        through(&proxy, "shop-staging.localhost").await,
+        (200, "staging live".into())
+    );
+    assert_eq!(through(&proxy, "other.example").await.0, 404);
+    assert_eq!(
+        through(&proxy, "api.fleet.example").await.0,
+        404,
+        "the API answers / with a problem document"
+    );
+
+    // Block: gone through Traefik within a few polls; unblock: back.
+    call(
+        &node,
+        "POST",
+        "/v1/applications/shop/block",
+        Some(&token),
+        None,
+    )
+    .await
+    .ok(200);
+    let gone = until(&proxy, "shop.localhost", (404, "")).await;
+    eprintln!("block -> 404 through traefik after {gone:?} (poll interval 1 s)");
+    assert!(gone < Duration::from_secs(10));
+    assert_eq!(
+        through(&proxy, "staging.shop.example").await.0,
+        200,
+        "only the blocked application left"
+    );
+    call(
+        &node,
+        "POST",
+        "/v1/applications/shop/unblock",
+        Some(&token),
+        None,
+    )
+    .await
+    .ok(200);
+    until(&proxy, "shop.localhost", (200, "shop live")).await;
+
+    // A restart: while the node is away or draining, Traefik keeps its
+    // routes — no request finds the router gone (404).
+    assert!(node.signal_and_wait(libc::SIGTERM).success());
+    let mut seen = Vec::new();
+    for _ in 0..10 {
+        seen.push(through(&proxy, "shop.localhost").await.0);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let restarted = Node::start(NodeOptions {
+        state_dir: Some(node.state_dir.clone()),
+        bucket: Some(node.file_bucket()),
+        ..options
+    })
+    .await;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let (status, body) = through(&proxy, "shop.localhost").await;
+        seen.push(status);
+        if status == 200 && body == "shop live" {
+            break;
+        }
+        assert!(Instant::now() < deadline, "never served again: {seen:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(
+        !seen.contains(&404),
+        "traefik dropped its routes during the restart: {seen:?}"
+    );
+    drop(restarted);
+}
+
+#[tokio::test]
+async fn the_rendering_names_entry_points_resolvers_and_wildcards() {
+    let node = Node::start(NodeOptions {
+        args: vec!["--ingress-token".into(), INGRESS.into()],
+        env: vec![
+            (
+                "SCAFO_INGRESS_TRAEFIK_ENTRYPOINTS".into(),
+                "websecure".into(),
+            ),
+            ("SCAFO_INGRESS_TRAEFIK_CERTRESOLVER".into(), "le".into()),
+        ],
+        ..Default::default()
+    })
+    .await;
+    let token = node.admin().token();
+    let work = tempfile::tempdir().expect("work");
+    project(&work.path().join("shop"), "shop", "x");
+    project(&work.path().join("eu"), "shop-eu", "y");
+    deploy(&node, &work.path().join("shop"));
+    call(
+        &node,
+        "POST",
+        "/v1/applications/shop/domains/shop.example?wildcard=1",
+        Some(&token),
+        None,
+    )
+    .await
+    .ok(200);
+    deploy(&node, &work.path().join("eu"));
+    let rendered: Value = eventually("the rendering", Duration::from_secs(20), || async {
+        let doc = call(
+            &node,
+            "GET",
+            "/v1/ingress/routes/traefik?prefer=self",
+            Some(INGRESS),
+            None,
+        )
+        .await
+        .body;
+        (doc["http"]["routers"].as_object().map(|r| r.len()) == Some(2)).then_some(doc)
+    })
+    .await;
+    let router = &rendered["http"]["routers"]["app-shop-eu"];
+    assert_eq!(
+        router["rule"],
+        "Host(`eu.shop.example`) || Host(`shop-eu.localhost`)"
+    );
+    assert_eq!(router["entryPoints"], json!(["websecure"]));
+    assert_eq!(
+        router["tls"],
+        json!({"certResolver": "le", "domains": [{"main": "shop.example", "sans": ["*.shop.example"]}]})
+    );
+    let service = &rendered["http"]["services"]["app-shop"]["loadBalancer"];
+    assert_eq!(service["healthCheck"]["path"], "/.well-known/celld/health");
+    assert!(
+        service["servers"][0]["url"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("http://127.0.0.1:")
+    );
+}
