@@ -133,7 +133,10 @@ fn walk(
             .header()
             .size()
             .map_err(|_| bad("the size is not valid"))?;
-        inspection.expanded_bytes += size;
+        inspection.expanded_bytes = inspection
+            .expanded_bytes
+            .checked_add(size)
+            .ok_or(ArtifactError::TooLarge { limit })?;
         if inspection.expanded_bytes > limit {
             return Err(ArtifactError::TooLarge { limit });
         }

@@ -40,6 +40,8 @@ const KEYS: &[(&str, Option<&str>)] = &[
     ("reconcile.intervalMs", None),
     ("coordinator.leaseSeconds", None),
     ("api.hosts", Some("--api-host")),
+    ("storage.objectBytes", None),
+    ("storage.lockSeconds", None),
     ("ingress.traefik.entryPoints", None),
     ("ingress.traefik.certResolver", None),
     ("retire.graceSeconds", None),
@@ -90,6 +92,10 @@ pub struct NodeConfig {
     pub traefik_entry_points: Vec<String>,
     /// The Traefik certificate resolver routers ask for TLS with.
     pub traefik_cert_resolver: Option<String>,
+    /// Bound on a storage-surface value.
+    pub storage_object_bytes: u64,
+    /// A storage lock left by a dead holder expires after this.
+    pub storage_lock: std::time::Duration,
 }
 
 /// Where a value came from, for error messages.
@@ -305,6 +311,21 @@ pub fn resolve(flags: &SailArgs, env: Env<'_>) -> Result<NodeConfig, ConfigError
             None => std::time::Duration::from_millis(2000),
         },
         lease: seconds(&layers, "coordinator.leaseSeconds", 15, 3..=600)?,
+        storage_lock: seconds(&layers, "storage.lockSeconds", 300, 1..=86_400)?,
+        storage_object_bytes: match layers.pick("storage.objectBytes") {
+            Some((raw, origin)) => {
+                let n = integer(&raw, "storage.objectBytes", origin.clone())?;
+                if !(1024..=(64u64 << 20)).contains(&n) {
+                    return Err(invalid(
+                        "storage.objectBytes",
+                        origin,
+                        "must be between 1024 and 67108864",
+                    ));
+                }
+                n
+            }
+            None => 1 << 20,
+        },
         retire_grace: seconds(&layers, "retire.graceSeconds", 604_800, 0..=31_536_000)?,
         bootstrap_admin: layers.string_with("bootstrap.admin", |text| {
             if text.is_empty() {

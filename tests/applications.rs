@@ -1033,3 +1033,72 @@ async fn block_stops_serving_refuses_deploys_and_unblock_restores() {
         "open"
     );
 }
+
+#[tokio::test]
+async fn an_interrupted_deletion_is_finished_and_nothing_is_inherited() {
+    let node = Node::start(NodeOptions {
+        env: vec![("SCAFO_COORDINATOR_LEASESECONDS".into(), "3".into())],
+        ..Default::default()
+    })
+    .await;
+    seed(&node, &["shop"]).await;
+    let token = node.admin().token();
+    call(
+        &node,
+        "POST",
+        "/v1/applications/shop/domains/shop.example",
+        Some(&token),
+        None,
+    )
+    .await
+    .ok(200);
+    // The deletion stopped right after removing the record.
+    std::fs::remove_file(
+        node.scratch
+            .path()
+            .join("bucket/registry/applications/shop.json~"),
+    )
+    .expect("rm");
+    call(&node, "DELETE", "/v1/applications/shop", Some(&token), None)
+        .await
+        .problem(404, "not-found");
+    // Forced, the deletion is finished: what the application left goes.
+    let finished = call(
+        &node,
+        "DELETE",
+        "/v1/applications/shop?force=1",
+        Some(&token),
+        None,
+    )
+    .await;
+    assert_eq!(finished.ok(200), &json!({"deleted": "shop"}));
+    assert!(
+        !node
+            .scratch
+            .path()
+            .join("bucket/registry/claims/shop.example.json~")
+            .exists()
+    );
+    call(
+        &node,
+        "DELETE",
+        "/v1/applications/shop?force=1",
+        Some(&token),
+        None,
+    )
+    .await
+    .problem(404, "not-found");
+    seed(&node, &["shop"]).await;
+    let fresh = call(&node, "GET", "/v1/applications/shop", Some(&token), None).await;
+    assert_eq!(fresh.ok(200)["application"]["domains"], json!([]));
+    // Malformed queries are problem documents too.
+    let duplicate = call(
+        &node,
+        "DELETE",
+        "/v1/applications/shop?force=1&force=x",
+        Some(&token),
+        None,
+    )
+    .await;
+    duplicate.problem(400, "invalid-input");
+}

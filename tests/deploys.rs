@@ -892,3 +892,35 @@ async fn without_esbuild_relative_modules_run_and_packages_fail_clearly() {
         "{stderr}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_bundle_cannot_reach_files_outside_the_project() {
+    let node = Node::start(NodeOptions::default()).await;
+    let project = tempfile::tempdir().expect("project");
+    fixture(project.path(), "x");
+    // From <state>/celld/hello/<dir>/src, four levels up is the state dir.
+    for import in ["../../../../node.jwk", "../../../../admin.jwk"] {
+        std::fs::write(
+            project.path().join("src/index.js"),
+            format!("import key from \"{import}\" with {{ type: \"json\" }};\nexport default {{ fetch() {{ return Response.json(key); }} }};\n"),
+        )
+        .expect("write");
+        let refused = deploy_cli(&node, project.path(), &[]);
+        assert_eq!(refused.status.code(), Some(1));
+        let stderr = String::from_utf8_lossy(&refused.stderr);
+        assert!(stderr.contains("[celld-build]"), "{stderr}");
+        let key: Value = serde_json::from_slice(
+            &std::fs::read(
+                node.state_dir
+                    .join(import.trim_start_matches("../../../../")),
+            )
+            .expect("key"),
+        )
+        .expect("json");
+        let secret = key["d"].as_str().expect("d");
+        assert!(
+            !stderr.contains(secret),
+            "the key leaked into the deploy record: {stderr}"
+        );
+    }
+}

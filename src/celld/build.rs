@@ -54,6 +54,7 @@ async fn bundle(
     src: &Path,
     spec: &WorkerSpec,
 ) -> Result<Vec<Module>, Failure> {
+    let meta = work.join("esbuild-meta.json");
     let mut command = tokio::process::Command::new(esbuild);
     command
         .arg(&spec.main)
@@ -67,7 +68,9 @@ async fn bundle(
             "--external:cloudflare:*",
             "--external:node:*",
             "--log-level=error",
+            "--color=false",
         ])
+        .arg(format!("--metafile={}", meta.display()))
         .arg(format!("--outfile={}", work.join(BUNDLE).display()))
         .current_dir(src)
         .kill_on_drop(true);
@@ -76,10 +79,44 @@ async fn bundle(
         .map_err(|_| Failure::new("celld-build", "esbuild took longer than 120 s"))?
         .map_err(|e| Failure::new("celld-build", format!("cannot run esbuild: {e}")))?;
     if !output.status.success() {
+        // The messages, never esbuild's code frames: a frame could quote a
+        // file the project had no business reading.
         let stderr = String::from_utf8_lossy(&output.stderr);
+        let messages: String = stderr
+            .lines()
+            .filter(|line| !line.contains('│') && !line.contains('╵') && !line.contains('╷'))
+            .collect::<Vec<_>>()
+            .join("\n");
         return Err(Failure::new(
             "celld-build",
-            trim_output(&stderr, &[work, src]),
+            trim_output(&messages, &[work, src]),
+        ));
+    }
+    // Every input must come from the project itself: the bundle runs code
+    // from an artifact, and must not carry files of this node into it.
+    let inputs = std::fs::read(&meta)
+        .ok()
+        .and_then(|bytes| serde_json::from_slice::<serde_json::Value>(&bytes).ok())
+        .and_then(|meta| {
+            meta.get("inputs")
+                .and_then(|i| i.as_object())
+                .map(|i| i.keys().cloned().collect::<Vec<_>>())
+        })
+        .ok_or_else(|| Failure::new("celld-build", "esbuild wrote no metafile"))?;
+    let _ = std::fs::remove_file(&meta);
+    if let Some(outside) = inputs.iter().find(|input| {
+        let path = Path::new(input.as_str());
+        path.is_absolute()
+            || path
+                .components()
+                .any(|c| matches!(c, std::path::Component::ParentDir))
+    }) {
+        let _ = std::fs::remove_file(work.join(BUNDLE));
+        return Err(Failure::new(
+            "celld-build",
+            format!(
+                "the bundle imports {outside}, which is outside the project: only the artifact's own files can be bundled"
+            ),
         ));
     }
     Ok(vec![Module {

@@ -128,6 +128,8 @@ impl Celld {
         if !output.status.success() || version.is_empty() {
             return Err(format!("{} --version failed", workerd.display()));
         }
+        // Nothing runs yet: work directories left by an earlier run are stale.
+        let _ = tokio::fs::remove_dir_all(&settings.root).await;
         let esbuild = find_binary("esbuild", settings.esbuild.as_deref());
         if esbuild.is_none() {
             tracing::warn!(
@@ -187,7 +189,28 @@ impl Celld {
         deploy: &DeployId,
         artifact: &Path,
     ) -> Result<Running, Failure> {
-        let dir = self.root.join(app.as_str()).join(deploy.hex());
+        // Each start gets its own directory: a stopping process of the same
+        // release (draining) still owns the previous one.
+        let dir = self.root.join(app.as_str()).join(format!(
+            "{}-{}",
+            deploy.hex(),
+            &crate::registry::new_nonce()[..8]
+        ));
+        let outcome = self.run_in(app, deploy, artifact, &dir).await;
+        if outcome.is_err() {
+            let _ = tokio::fs::remove_dir_all(&dir).await;
+        }
+        outcome
+    }
+
+    async fn run_in(
+        &self,
+        app: &AppName,
+        deploy: &DeployId,
+        artifact: &Path,
+        dir: &Path,
+    ) -> Result<Running, Failure> {
+        let dir = dir.to_owned();
         let src = dir.join("src");
         let _ = tokio::fs::remove_dir_all(&dir).await;
         let unpacked = {

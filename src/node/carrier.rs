@@ -27,8 +27,24 @@ const TOUCH: Duration = Duration::from_secs(20);
 
 /// Carries one deploy; logs rather than returns its errors.
 pub async fn carry(shared: Arc<Shared>, id: DeployId, artifact: PathBuf, info: ArtifactInfo) {
-    if let Err(e) = run(&shared, &id, &artifact, info).await {
-        tracing::warn!(deploy = %id, error = %e, "the carrier stopped before a terminal state");
+    let Err(e) = run(&shared, &id, &artifact, info).await else {
+        return;
+    };
+    // A deploy is never left behind unfinished by a live carrier: record
+    // the failure (clearing `pending`), retrying while the registry is away.
+    tracing::warn!(deploy = %id, error = %e, "the carrier could not finish; recording the failure");
+    let detail = format!(
+        "the registry failed while node {} carried the deploy: {e}",
+        shared.id
+    );
+    for attempt in 0..30u32 {
+        match fail(&shared, &id, "deploy-timeout", detail.clone()).await {
+            Ok(()) => return,
+            Err(e) => {
+                tracing::debug!(deploy = %id, error = %e, attempt, "recording the failure failed");
+                tokio::time::sleep(Duration::from_secs(2)).await;
+            }
+        }
     }
 }
 
@@ -161,11 +177,18 @@ async fn run(
     let mut touched = Instant::now();
     loop {
         tokio::time::sleep(POLL).await;
-        let app = shared
-            .registry
-            .read(&keys::application(&app_name))
-            .await?
-            .map(|a| a.value);
+        if started.elapsed() > ACTIVATION {
+            let detail = format!("not live within {ACTIVATION:?}: the registry could not be read");
+            return fail(shared, id, "activation-timeout", detail).await;
+        }
+        // A registry read that fails is tried again on the next poll.
+        let app = match shared.registry.read(&keys::application(&app_name)).await {
+            Ok(app) => app.map(|a| a.value),
+            Err(e) => {
+                tracing::debug!(deploy = %id, error = %e, "carrier poll failed; retrying");
+                continue;
+            }
+        };
         let Some(app) = app.filter(|a| a.release.pending.as_ref() == Some(id)) else {
             set(shared, id, |d| {
                 d.state = DeployState::Superseded;
@@ -175,10 +198,14 @@ async fn run(
             .await?;
             return Ok(());
         };
-        let nodes: Vec<_> = shared
-            .registry
-            .read_all(&keys::NODES)
-            .await?
+        let nodes = match shared.registry.read_all(&keys::NODES).await {
+            Ok(nodes) => nodes,
+            Err(e) => {
+                tracing::debug!(deploy = %id, error = %e, "carrier poll failed; retrying");
+                continue;
+            }
+        };
+        let nodes: Vec<_> = nodes
             .into_iter()
             .map(|n| n.value)
             .filter(|n| n.heartbeat_at.age() < ALIVE)

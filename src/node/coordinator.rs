@@ -43,14 +43,20 @@ pub struct Coordinator {
     seen: Mutex<Seen>,
     /// Deletions run one at a time on the holder.
     pub deletions: tokio::sync::Mutex<()>,
+    /// One lease step at a time (the loop and a gated call may both step).
+    stepping: tokio::sync::Mutex<()>,
+    /// This node.
+    me: NodeId,
 }
 
 impl Coordinator {
-    pub fn new(ttl: Duration) -> Self {
+    pub fn new(ttl: Duration, me: NodeId) -> Self {
         Coordinator {
             ttl,
             seen: Mutex::new(Seen::default()),
             deletions: tokio::sync::Mutex::new(()),
+            stepping: tokio::sync::Mutex::new(()),
+            me,
         }
     }
 
@@ -73,12 +79,16 @@ impl Coordinator {
         match &seen.lease {
             None => Holder::Nobody,
             Some((_, _, changed)) if changed.elapsed() > self.ttl => Holder::Nobody,
+            // A lease naming this node that it does not hold (a restart, a
+            // failed renewal) is taken again by CAS, not waited out.
+            Some((lease, _, _)) if lease.holder == self.me => Holder::Nobody,
             Some((lease, _, _)) => Holder::Other(lease.holder.clone()),
         }
     }
 
     /// Reads the lease, renews it if ours, takes it if nobody holds it.
     pub async fn step(&self, shared: &Shared) -> Result<Holder, RegistryError> {
+        let _one_at_a_time = self.stepping.lock().await;
         let current = shared.registry.read(&keys::lease()).await?;
         {
             let mut seen = lock(&self.seen);

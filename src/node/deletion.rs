@@ -7,52 +7,85 @@
 use super::Shared;
 use super::coordinator::Holder;
 use crate::names::AppName;
-use crate::registry::{ApplicationRecord, RegistryError, keys};
+use crate::registry::{RegistryError, keys};
 use crate::wire::Timestamp;
 
-/// Deletes `name` if it exists; answers whether it did. The caller holds
-/// the lease (checked again here, under the deletion lock).
-pub async fn delete(shared: &Shared, name: &AppName, actor: &str) -> Result<bool, RegistryError> {
+/// Deletes `name`: its record, then whatever it left — claims, deploy
+/// records, artifacts, this node's cached artifacts — even when the record
+/// is already gone (an interrupted deletion is finished by the next one).
+/// Answers whether anything existed. The caller holds the lease; it is
+/// checked again under the deletion lock and before every step, so a node
+/// that lost it stops at once.
+pub async fn delete(shared: &Shared, name: &AppName, actor: &str) -> Result<bool, DeleteError> {
     let _one_at_a_time = shared.coordinator.deletions.lock().await;
-    if !matches!(shared.coordinator.holder(), Holder::Me(_)) {
-        return Err(RegistryError::Conflict {
-            key: keys::lease().path().to_owned(),
-        });
-    }
-    let Some(record) = shared.registry.read(&keys::application(name)).await? else {
-        return Ok(false);
+    let fence = || match shared.coordinator.holder() {
+        Holder::Me(_) => Ok(()),
+        _ => Err(DeleteError::NotCoordinator),
     };
-    shared.registry.remove(&keys::application(name)).await?;
-    shared.wake.notify_one();
-    remove_claims(shared, &record.value).await?;
-    shared
+    fence()?;
+    let record = shared.registry.read(&keys::application(name)).await?;
+    if record.is_some() {
+        shared.registry.remove(&keys::application(name)).await?;
+        shared.wake.notify_one();
+    }
+    fence()?;
+    let claims = remove_claims(shared, name).await?;
+    fence()?;
+    let deploys = shared
         .registry
         .remove_under(&keys::deploys_of(name))
         .await?;
-    shared
+    fence()?;
+    let artifacts = shared
         .registry
         .remove_under(&keys::artifacts_of(name))
         .await?;
-    tracing::info!(event = "application.deleted", application = %name, %actor, "deleted application");
-    Ok(true)
+    let existed = record.is_some() || claims + deploys + artifacts > 0;
+    if existed {
+        tracing::info!(event = "application.deleted", application = %name, %actor, "deleted application");
+    }
+    Ok(existed)
+}
+
+/// Why a deletion stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum DeleteError {
+    #[error("this node does not hold the coordinator lease (any more)")]
+    NotCoordinator,
+    #[error(transparent)]
+    Registry(#[from] RegistryError),
+}
+
+impl From<DeleteError> for crate::node::ApiError {
+    fn from(err: DeleteError) -> Self {
+        match err {
+            DeleteError::NotCoordinator => crate::node::ApiError::new(
+                crate::wire::Code::CoordinatorUnavailable,
+                "this node lost the coordinator lease while deleting; retry to finish the deletion",
+            ),
+            DeleteError::Registry(e) => e.into(),
+        }
+    }
 }
 
 /// Every claim the application holds, listed on it or left behind by an
-/// interrupted claim.
-async fn remove_claims(shared: &Shared, record: &ApplicationRecord) -> Result<(), RegistryError> {
+/// interrupted claim; answers how many there were.
+async fn remove_claims(shared: &Shared, name: &AppName) -> Result<usize, RegistryError> {
+    let mut removed = 0;
     for claim in shared.registry.read_all(&keys::CLAIMS).await? {
-        if claim.value.application == record.name {
+        if claim.value.application == *name {
             shared
                 .registry
                 .remove(&keys::claim(&claim.value.host))
                 .await?;
+            removed += 1;
         }
     }
-    Ok(())
+    Ok(removed)
 }
 
 /// The coordinator's sweep: retired applications past their grace period.
-pub async fn sweep(shared: &Shared) -> Result<(), RegistryError> {
+pub async fn sweep(shared: &Shared) -> Result<(), DeleteError> {
     let now = Timestamp::now();
     for app in shared.registry.read_all(&keys::APPLICATIONS).await? {
         let expired = app

@@ -88,10 +88,17 @@ pub async fn forward(
         .await
         .map_err(|e| unavailable(format!("could not reach the coordinator at {base}: {e}")))?;
     let status = StatusCode::from_u16(sent.status().as_u16()).map_err(ApiError::internal)?;
-    let content_type = sent
-        .headers()
-        .get(reqwest::header::CONTENT_TYPE)
-        .map(|v| v.as_bytes().to_vec());
+    let kept: Vec<(header::HeaderName, Vec<u8>)> = [
+        header::CONTENT_TYPE,
+        header::RETRY_AFTER,
+        header::WWW_AUTHENTICATE,
+    ]
+    .into_iter()
+    .filter_map(|name| {
+        let value = sent.headers().get(name.as_str())?.as_bytes().to_vec();
+        Some((name, value))
+    })
+    .collect();
     let body = sent.bytes().await.map_err(|e| {
         unavailable(format!(
             "the coordinator at {base} broke off its answer: {e}"
@@ -99,8 +106,10 @@ pub async fn forward(
     })?;
     let mut response = Response::new(Body::from(body));
     *response.status_mut() = status;
-    if let Some(value) = content_type.and_then(|v| HeaderValue::from_bytes(&v).ok()) {
-        response.headers_mut().insert(header::CONTENT_TYPE, value);
+    for (name, value) in kept {
+        if let Ok(value) = HeaderValue::from_bytes(&value) {
+            response.headers_mut().insert(name, value);
+        }
     }
     Ok(response)
 }

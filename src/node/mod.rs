@@ -152,7 +152,7 @@ pub async fn run(
         advertise,
         started_at: Timestamp::now(),
         runtime: runtime::Runtime::new(celld),
-        coordinator: coordinator::Coordinator::new(config.lease),
+        coordinator: coordinator::Coordinator::new(config.lease, config.node_id.clone()),
         http: reqwest::Client::new(),
         routing: std::sync::Mutex::new(None),
         draining: AtomicBool::new(false),

@@ -19,6 +19,8 @@ use crate::wire::Timestamp;
 
 /// How long a replaced release keeps serving in-flight requests.
 pub const DRAIN: Duration = Duration::from_secs(5);
+/// How long a live release that failed to start here waits before retrying.
+const RETRY_FAILED: Duration = Duration::from_secs(30);
 
 pub async fn run(shared: Arc<Shared>, mut stop: watch::Receiver<bool>) -> Result<(), NodeError> {
     let (mut seen, mut nodes_seen) = (Vec::new(), Vec::new());
@@ -81,9 +83,19 @@ async fn pass(
         .await?;
     *lock(&shared.runtime.applications) = seen.iter().map(|a| a.value.clone()).collect();
     let wanted = wanted(shared);
+    let live: Vec<DeployId> = lock(&shared.runtime.applications)
+        .iter()
+        .filter_map(|a| a.release.live.clone())
+        .collect();
     let mut to_stop = Vec::new();
+    let mut forgotten = Vec::new();
     {
         let mut releases = lock(&shared.runtime.releases);
+        // A live release that failed here (an outage at boot, a slow start)
+        // is tried again after a pause; a pending one fails its deploy.
+        releases.retain(|deploy, (_, slot)| {
+            !matches!(slot, Slot::Failed { at, .. } if at.age() > RETRY_FAILED && live.contains(deploy))
+        });
         for (deploy, app) in &wanted {
             if !releases.contains_key(deploy) {
                 releases.insert(deploy.clone(), (app.clone(), Slot::Starting));
@@ -103,6 +115,7 @@ async fn pass(
             }
             if !matches!(releases.get(&deploy), Some((_, Slot::Starting))) {
                 releases.remove(&deploy);
+                forgotten.push(deploy);
             }
         }
     }
@@ -112,6 +125,10 @@ async fn pass(
             tokio::time::sleep(DRAIN).await;
             process.stop().await;
         });
+    }
+    // This node's copy of an artifact goes with the last release using it.
+    for deploy in forgotten {
+        let _ = tokio::fs::remove_file(artifact_cache(shared, &deploy)).await;
     }
     super::heartbeat::report(shared).await?;
     publish_routing(shared, nodes_seen).await

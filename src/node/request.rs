@@ -57,9 +57,10 @@ pub async fn track(request: Request, next: Next) -> Response {
     let answer = AssertUnwindSafe(next.run(request)).catch_unwind();
     let mut response = CONTEXT
         .scope(context, async {
-            answer
+            let response = answer
                 .await
-                .unwrap_or_else(|_| ApiError::internal("a route handler panicked").into_response())
+                .unwrap_or_else(|_| ApiError::internal("a route handler panicked").into_response());
+            as_problem(response).await
         })
         .instrument(span.clone())
         .await;
@@ -76,4 +77,43 @@ pub async fn track(request: Request, next: Next) -> Response {
         }
     });
     response
+}
+
+/// Every failure leaves as a problem document: a rejection axum wrote
+/// itself (a malformed path or query) is rewritten into one.
+async fn as_problem(response: Response) -> Response {
+    let status = response.status();
+    let is_problem = response
+        .headers()
+        .get(axum::http::header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes() == crate::wire::problem::CONTENT_TYPE.as_bytes());
+    if !(status.is_client_error() || status.is_server_error()) || is_problem {
+        return response;
+    }
+    use crate::wire::Code;
+    let code = match status.as_u16() {
+        400 => Code::InvalidInput,
+        401 => Code::AuthInvalid,
+        404 => Code::NotFound,
+        405 => Code::MethodNotAllowed,
+        413 => Code::ResourceLimit,
+        415 => Code::UnsupportedMediaType,
+        500..=599 => Code::Internal,
+        _ => Code::InvalidInput,
+    };
+    let allow = response.headers().get(axum::http::header::ALLOW).cloned();
+    let text = axum::body::to_bytes(response.into_body(), 16 * 1024)
+        .await
+        .unwrap_or_default();
+    let detail = match code {
+        Code::Internal => ApiError::internal(String::from_utf8_lossy(&text)).detail,
+        _ => Some(String::from_utf8_lossy(&text).into_owned()).filter(|t| !t.is_empty()),
+    };
+    let mut rewritten = super::error::problem_response(code, None, detail);
+    if let Some(allow) = allow {
+        rewritten
+            .headers_mut()
+            .insert(axum::http::header::ALLOW, allow);
+    }
+    rewritten
 }

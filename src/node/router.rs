@@ -28,6 +28,20 @@ pub fn router(shared: Arc<Shared>) -> Router {
             post(routes::deploys::create),
         )
         .route("/v1/deploys/{id}", get(routes::deploys::get))
+        .route(
+            "/v1/storage/objects/{*key}",
+            get(routes::storage::get)
+                .head(routes::storage::head)
+                .put(routes::storage::put)
+                .delete(routes::storage::delete),
+        )
+        .route("/v1/storage/list", get(routes::storage::list_root))
+        .route("/v1/storage/list/", get(routes::storage::list_root))
+        .route("/v1/storage/list/{*prefix}", get(routes::storage::list))
+        .route(
+            "/v1/storage/locks/{*name}",
+            post(routes::storage::lock).delete(routes::storage::unlock),
+        )
         .route("/v1/ingress/routes", get(routes::ingress::generic))
         .route("/v1/ingress/routes/{format}", get(routes::ingress::format))
         .route("/v1/applications", get(routes::applications::list))

@@ -20,7 +20,7 @@ use std::marker::PhantomData;
 
 use super::{
     ApplicationRecord, ClaimRecord, DeployStatus, FleetRecord, FreezeRecord, LeaseRecord,
-    NodeRecord, TrustedOperator,
+    NodeRecord, StorageLock, TrustedOperator,
 };
 use crate::names::{AppName, DeployId, NodeId, OperatorId};
 
@@ -144,4 +144,16 @@ pub const CLAIMS: RecordDir<ClaimRecord> = RecordDir::new("registry/claims/");
 /// The claim on a host (already held to the claim rule).
 pub fn claim(host: &str) -> RecordKey<ClaimRecord> {
     CLAIMS.key(host)
+}
+
+/// Where the storage surface keeps values: `storage/objects/<key>`.
+pub const STORAGE_OBJECTS: &str = "storage/objects/";
+
+pub fn storage_object(key: &str) -> String {
+    format!("{STORAGE_OBJECTS}{key}")
+}
+
+/// A storage-surface lock: `storage/locks/<name>`.
+pub fn storage_lock(name: &str) -> RecordKey<StorageLock> {
+    RecordKey::new(format!("storage/locks/{name}"))
 }

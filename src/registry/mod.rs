@@ -28,7 +28,7 @@ pub use deploy::{ArtifactInfo, DeployState, DeployStatus, NodeProgress};
 pub use keys::{RecordDir, RecordKey};
 pub use records::{
     CelldInfo, ClaimRecord, FleetRecord, FreezeRecord, LeaseRecord, NodeFailure, NodeRecord, Role,
-    Serving, TrustedOperator, V1,
+    Serving, StorageLock, TrustedOperator, V1,
 };
 
 use std::sync::Arc;
@@ -172,12 +172,12 @@ impl Registry {
     /// Removes every object under a prefix (an application's deploy records
     /// or artifacts); like [`Registry::remove`], only for callers that hold
     /// the right to delete.
-    pub async fn remove_under(&self, prefix: &str) -> Result<(), RegistryError> {
+    pub async fn remove_under(&self, prefix: &str) -> Result<usize, RegistryError> {
         let listing = crate::store::list_all(&*self.store, prefix, false).await?;
-        for object in listing.objects {
+        for object in &listing.objects {
             self.store.delete(&object.key).await?;
         }
-        Ok(())
+        Ok(listing.objects.len())
     }
 
     /// Creates a record unless the key exists. Answers the record now stored:

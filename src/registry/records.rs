@@ -142,3 +142,11 @@ pub struct ClaimRecord {
     pub created_at: Timestamp,
     pub by: String,
 }
+
+/// `storage/locks/<name>`: a storage-surface lock and when it lapses.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StorageLock {
+    pub v: V1,
+    pub expires_at: Timestamp,
+}

@@ -392,9 +392,13 @@ pub async fn delete(
     let name = app_name(&name)?;
     caller.require_reach(name.as_str())?;
     let force = matches!(query.force.as_deref(), Some("1" | "true"));
-    let record = shared.registry.read(&keys::application(&name)).await?;
-    let record = record.ok_or_else(|| ApiError::not_found(format!("no application {name}")))?;
+    // Unforced, the record must say the application is retired past its
+    // grace. Forced, even a missing record goes through: a deletion that
+    // was interrupted after removing it is finished (claims, deploys,
+    // artifacts left behind), and 404 only means nothing was left at all.
     if !force {
+        let record = shared.registry.read(&keys::application(&name)).await?;
+        let record = record.ok_or_else(|| ApiError::not_found(format!("no application {name}")))?;
         match &record.value.retired {
             Some(retired) if retired.grace_until <= Timestamp::now() => {}
             Some(retired) => {

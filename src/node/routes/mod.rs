@@ -8,3 +8,4 @@ pub mod health;
 pub mod ingress;
 pub mod operators;
 pub mod state;
+pub mod storage;

@@ -71,7 +71,16 @@ pub async fn get(
             expires_at: lease.as_ref().map(|l| l.expires_at),
             last_assignment_at: None,
         },
-        reconcile: lock(&shared.runtime.stats).clone(),
+        reconcile: {
+            let mut stats = lock(&shared.runtime.stats).clone();
+            if scoped {
+                // Errors may name any application's records.
+                stats.last_error = stats
+                    .last_error
+                    .map(|_| "the last pass failed; an admin can see why".into());
+            }
+            stats
+        },
         applications: shared
             .runtime
             .served_applications()
