@@ -17,4 +17,5 @@ mod operators;
 mod registry;
 mod request_layer;
 mod sail;
+mod storage;
 mod store;
