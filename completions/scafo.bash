@@ -28,6 +28,9 @@ _scafo() {
             scafo,freeze)
                 cmd="scafo__subcmd__freeze"
                 ;;
+            scafo,ingress)
+                cmd="scafo__subcmd__ingress"
+                ;;
             scafo,operators)
                 cmd="scafo__subcmd__operators"
                 ;;
@@ -82,6 +85,9 @@ _scafo() {
             scafo__subcmd__freeze,status)
                 cmd="scafo__subcmd__freeze__subcmd__status"
                 ;;
+            scafo__subcmd__ingress,caddy-permission)
+                cmd="scafo__subcmd__ingress__subcmd__caddy__subcmd__permission"
+                ;;
             scafo__subcmd__operators,add)
                 cmd="scafo__subcmd__operators__subcmd__add"
                 ;;
@@ -107,7 +113,7 @@ _scafo() {
 
     case "${cmd}" in
         scafo)
-            opts="-y -v -q -h -V --url --key --token --json --yes --verbose --quiet --help --version sail deploy apps operators freeze completions"
+            opts="-y -v -q -h -V --url --key --token --json --yes --verbose --quiet --help --version sail deploy apps ingress operators freeze completions"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -673,6 +679,74 @@ _scafo() {
                 return 0
             fi
             case "${prev}" in
+                --url)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --token)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        scafo__subcmd__ingress)
+            opts="-y -v -q -h -V --url --key --token --json --yes --verbose --quiet --help --version caddy-permission"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --url)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --token)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        scafo__subcmd__ingress__subcmd__caddy__subcmd__permission)
+            opts="-y -v -q -h -V --fleet --ingress-token-file --listen --interval-ms --url --key --token --json --yes --verbose --quiet --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --fleet)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ingress-token-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --listen)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --interval-ms)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --url)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

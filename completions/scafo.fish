@@ -36,6 +36,7 @@ complete -c scafo -n "__fish_scafo_needs_command" -s V -l version -d 'Print vers
 complete -c scafo -n "__fish_scafo_needs_command" -f -a "sail" -d 'Run a node: the HTTP control API, heartbeats and the registry'
 complete -c scafo -n "__fish_scafo_needs_command" -f -a "deploy" -d 'Deploy a project (a directory with a wrangler.jsonc) and follow it until live'
 complete -c scafo -n "__fish_scafo_needs_command" -f -a "apps" -d 'Inspect and manage applications'
+complete -c scafo -n "__fish_scafo_needs_command" -f -a "ingress" -d 'Helpers that run beside an ingress'
 complete -c scafo -n "__fish_scafo_needs_command" -f -a "operators" -d 'Manage operator keys: who may call the fleet\'s API'
 complete -c scafo -n "__fish_scafo_needs_command" -f -a "freeze" -d 'Stop deploy intake for the whole fleet (status, lift)'
 complete -c scafo -n "__fish_scafo_needs_command" -f -a "completions" -d 'Print a shell completion script'
@@ -212,6 +213,29 @@ complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcom
 complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from delete" -s q -l quiet -d 'Only warnings and errors'
 complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from delete" -s h -l help -d 'Print help'
 complete -c scafo -n "__fish_scafo_using_subcommand apps; and __fish_seen_subcommand_from delete" -s V -l version -d 'Print version'
+complete -c scafo -n "__fish_scafo_using_subcommand ingress; and not __fish_seen_subcommand_from caddy-permission" -l url -d 'Node API URL [env: SCAFO_URL] [default: http://127.0.0.1:7070]' -r
+complete -c scafo -n "__fish_scafo_using_subcommand ingress; and not __fish_seen_subcommand_from caddy-permission" -l key -d 'Operator key file: a JWK with "d" and "kid" [env: SCAFO_KEY]' -r -F
+complete -c scafo -n "__fish_scafo_using_subcommand ingress; and not __fish_seen_subcommand_from caddy-permission" -l token -d 'A bearer token to send as it is, e.g. a CI OIDC token [env: SCAFO_TOKEN]' -r
+complete -c scafo -n "__fish_scafo_using_subcommand ingress; and not __fish_seen_subcommand_from caddy-permission" -l json -d 'Print machine-readable JSON'
+complete -c scafo -n "__fish_scafo_using_subcommand ingress; and not __fish_seen_subcommand_from caddy-permission" -s y -l yes -d 'Answer yes to confirmations (needed without a terminal)'
+complete -c scafo -n "__fish_scafo_using_subcommand ingress; and not __fish_seen_subcommand_from caddy-permission" -s v -l verbose -d 'More output (-v debug, -vv trace)'
+complete -c scafo -n "__fish_scafo_using_subcommand ingress; and not __fish_seen_subcommand_from caddy-permission" -s q -l quiet -d 'Only warnings and errors'
+complete -c scafo -n "__fish_scafo_using_subcommand ingress; and not __fish_seen_subcommand_from caddy-permission" -s h -l help -d 'Print help'
+complete -c scafo -n "__fish_scafo_using_subcommand ingress; and not __fish_seen_subcommand_from caddy-permission" -s V -l version -d 'Print version'
+complete -c scafo -n "__fish_scafo_using_subcommand ingress; and not __fish_seen_subcommand_from caddy-permission" -f -a "caddy-permission" -d 'Answer Caddy\'s on-demand TLS permission asks from fleets\' routing documents'
+complete -c scafo -n "__fish_scafo_using_subcommand ingress; and __fish_seen_subcommand_from caddy-permission" -l fleet -d 'A fleet node\'s API URL; repeat for several fleets' -r
+complete -c scafo -n "__fish_scafo_using_subcommand ingress; and __fish_seen_subcommand_from caddy-permission" -l ingress-token-file -d 'The file holding that fleet\'s ingress token (mode 0600); one per --fleet' -r -F
+complete -c scafo -n "__fish_scafo_using_subcommand ingress; and __fish_seen_subcommand_from caddy-permission" -l listen -d 'Where Caddy asks' -r
+complete -c scafo -n "__fish_scafo_using_subcommand ingress; and __fish_seen_subcommand_from caddy-permission" -l interval-ms -d 'How often each fleet\'s document is fetched, in milliseconds' -r
+complete -c scafo -n "__fish_scafo_using_subcommand ingress; and __fish_seen_subcommand_from caddy-permission" -l url -d 'Node API URL [env: SCAFO_URL] [default: http://127.0.0.1:7070]' -r
+complete -c scafo -n "__fish_scafo_using_subcommand ingress; and __fish_seen_subcommand_from caddy-permission" -l key -d 'Operator key file: a JWK with "d" and "kid" [env: SCAFO_KEY]' -r -F
+complete -c scafo -n "__fish_scafo_using_subcommand ingress; and __fish_seen_subcommand_from caddy-permission" -l token -d 'A bearer token to send as it is, e.g. a CI OIDC token [env: SCAFO_TOKEN]' -r
+complete -c scafo -n "__fish_scafo_using_subcommand ingress; and __fish_seen_subcommand_from caddy-permission" -l json -d 'Print machine-readable JSON'
+complete -c scafo -n "__fish_scafo_using_subcommand ingress; and __fish_seen_subcommand_from caddy-permission" -s y -l yes -d 'Answer yes to confirmations (needed without a terminal)'
+complete -c scafo -n "__fish_scafo_using_subcommand ingress; and __fish_seen_subcommand_from caddy-permission" -s v -l verbose -d 'More output (-v debug, -vv trace)'
+complete -c scafo -n "__fish_scafo_using_subcommand ingress; and __fish_seen_subcommand_from caddy-permission" -s q -l quiet -d 'Only warnings and errors'
+complete -c scafo -n "__fish_scafo_using_subcommand ingress; and __fish_seen_subcommand_from caddy-permission" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c scafo -n "__fish_scafo_using_subcommand ingress; and __fish_seen_subcommand_from caddy-permission" -s V -l version -d 'Print version'
 complete -c scafo -n "__fish_scafo_using_subcommand operators; and not __fish_seen_subcommand_from keygen list add remove rotate whoami" -l url -d 'Node API URL [env: SCAFO_URL] [default: http://127.0.0.1:7070]' -r
 complete -c scafo -n "__fish_scafo_using_subcommand operators; and not __fish_seen_subcommand_from keygen list add remove rotate whoami" -l key -d 'Operator key file: a JWK with "d" and "kid" [env: SCAFO_KEY]' -r -F
 complete -c scafo -n "__fish_scafo_using_subcommand operators; and not __fish_seen_subcommand_from keygen list add remove rotate whoami" -l token -d 'A bearer token to send as it is, e.g. a CI OIDC token [env: SCAFO_TOKEN]' -r

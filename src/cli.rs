@@ -75,6 +75,9 @@ registry in <state>/bucket, and listens on 127.0.0.1:7070."
     /// Inspect and manage applications
     #[command(subcommand)]
     Apps(AppsCommand),
+    /// Helpers that run beside an ingress
+    #[command(subcommand)]
+    Ingress(IngressCommand),
     /// Manage operator keys: who may call the fleet's API
     #[command(subcommand)]
     Operators(OperatorsCommand),
@@ -198,6 +201,32 @@ pub enum DomainsCommand {
     },
     /// Release a host
     Remove { name: String, host: String },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum IngressCommand {
+    /// Answer Caddy's on-demand TLS permission asks from fleets' routing documents
+    #[command(
+        long_about = "Answer Caddy's on_demand_tls `permission http` asks. Polls each fleet's routing \
+document (GET /v1/ingress/routes with that fleet's ingress token), keeps each fleet's last good \
+document through errors, and answers GET ?domain=<name> with 200 only for a host some fleet's \
+document names exactly (a route host or an API host), 403 otherwise. Give --fleet and \
+--ingress-token-file once per fleet, in pairs."
+    )]
+    CaddyPermission {
+        /// A fleet node's API URL; repeat for several fleets
+        #[arg(long = "fleet", value_name = "URL", required = true)]
+        fleets: Vec<String>,
+        /// The file holding that fleet's ingress token (mode 0600); one per --fleet
+        #[arg(long = "ingress-token-file", value_name = "FILE", required = true)]
+        token_files: Vec<PathBuf>,
+        /// Where Caddy asks
+        #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:7081")]
+        listen: String,
+        /// How often each fleet's document is fetched, in milliseconds
+        #[arg(long, value_name = "MS", default_value_t = 2000)]
+        interval_ms: u64,
+    },
 }
 
 #[derive(Debug, Subcommand)]

@@ -19,6 +19,7 @@ fn main() -> ExitCode {
         Command::Sail(args) => cmd::sail::run(args, verbosity),
         Command::Apps(action) => cmd::apps::run(global, action),
         Command::Deploy(args) => cmd::deploy::run(global, args),
+        Command::Ingress(action) => cmd::ingress::run(action, verbosity),
         Command::Operators(action) => cmd::operators::run(global, action),
         Command::Freeze(args) => cmd::freeze::run(global, args),
         Command::Completions { shell } => cmd::completions::run(*shell),

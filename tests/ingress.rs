@@ -327,3 +327,128 @@ async fn the_rendering_names_entry_points_resolvers_and_wildcards() {
             .starts_with("http://127.0.0.1:")
     );
 }
+
+struct Reaped(Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn caddy_gets_certificates_only_for_routed_names() {
+    let mut node = Node::start(NodeOptions {
+        args: vec![
+            "--ingress-token".into(),
+            INGRESS.into(),
+            "--api-host".into(),
+            "api.fleet.example".into(),
+        ],
+        ..Default::default()
+    })
+    .await;
+    let work = tempfile::tempdir().expect("work");
+    project(&work.path().join("shop"), "shop", "shop live");
+    deploy(&node, &work.path().join("shop"));
+
+    // scafo ingress caddy-permission, beside Caddy.
+    let token_file = work.path().join("ingress-token");
+    std::fs::write(&token_file, INGRESS).expect("write");
+    std::fs::set_permissions(
+        &token_file,
+        std::os::unix::fs::PermissionsExt::from_mode(0o600),
+    )
+    .expect("chmod");
+    let permission_port = free_port();
+    let permission = Reaped(
+        scafo()
+            .args([
+                "ingress",
+                "caddy-permission",
+                "--fleet",
+                &node.url,
+                "--ingress-token-file",
+            ])
+            .arg(&token_file)
+            .args([
+                "--listen",
+                &format!("127.0.0.1:{permission_port}"),
+                "--interval-ms",
+                "200",
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn caddy-permission"),
+    );
+    let ask = |domain: &'static str| async move {
+        reqwest::get(format!(
+            "http://127.0.0.1:{permission_port}/check?domain={domain}"
+        ))
+        .await
+        .map(|r| r.status().as_u16())
+        .unwrap_or(0)
+    };
+    eventually(
+        "the permission service",
+        Duration::from_secs(20),
+        || async { (ask("shop.localhost").await == 200).then_some(()) },
+    )
+    .await;
+    assert_eq!(ask("api.fleet.example").await, 200);
+    assert_eq!(ask("nope.example").await, 403);
+
+    let caddy_dir = tempfile::tempdir().expect("caddy");
+    let (admin, http, https) = (free_port(), free_port(), free_port());
+    let caddyfile = caddy_dir.path().join("Caddyfile");
+    std::fs::write(
+        &caddyfile,
+        format!(
+            "{{\n\tadmin 127.0.0.1:{admin}\n\tlocal_certs\n\tskip_install_trust\n\tstorage file_system {}\n\tdefault_bind 127.0.0.1\n\thttp_port {http}\n\thttps_port {https}\n\ton_demand_tls {{\n\t\tpermission http http://127.0.0.1:{permission_port}/check\n\t}}\n}}\n\nhttps:// {{\n\ttls {{\n\t\ton_demand\n\t}}\n\trespond \"ok {{host}}\"\n}}\n",
+            caddy_dir.path().join("data").display()
+        ),
+    )
+    .expect("write");
+    let _caddy = Reaped(
+        Command::new(peer("caddy"))
+            .args(["run", "--adapter", "caddyfile", "--config"])
+            .arg(&caddyfile)
+            .env("HOME", caddy_dir.path())
+            .env("XDG_DATA_HOME", caddy_dir.path().join("xdg-data"))
+            .env("XDG_CONFIG_HOME", caddy_dir.path().join("xdg-config"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn caddy"),
+    );
+    let over_tls = |host: &'static str| async move {
+        let client = reqwest::Client::builder()
+            .danger_accept_invalid_certs(true)
+            .resolve(host, std::net::SocketAddr::from(([127, 0, 0, 1], https)))
+            .timeout(Duration::from_secs(10))
+            .build()
+            .expect("client");
+        match client.get(format!("https://{host}:{https}/")).send().await {
+            Ok(response) => Ok((
+                response.status().as_u16(),
+                response.text().await.unwrap_or_default(),
+            )),
+            Err(e) => Err(format!("{e:?}")),
+        }
+    };
+    let routed = eventually(
+        "a TLS handshake for shop.localhost",
+        Duration::from_secs(30),
+        || async { over_tls("shop.localhost").await.ok() },
+    )
+    .await;
+    assert_eq!(routed, (200, "ok shop.localhost".into()));
+    let unrouted = over_tls("unrouted.example").await;
+    assert!(
+        unrouted.is_err(),
+        "no certificate for a name no fleet routes: {unrouted:?}"
+    );
+    drop(permission);
+}

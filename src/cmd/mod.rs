@@ -5,6 +5,7 @@ pub mod apps;
 pub mod completions;
 pub mod deploy;
 pub mod freeze;
+pub mod ingress;
 pub mod operators;
 pub mod pack;
 pub mod sail;
