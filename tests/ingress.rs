@@ -450,5 +450,16 @@ async fn caddy_gets_certificates_only_for_routed_names() {
         unrouted.is_err(),
         "no certificate for a name no fleet routes: {unrouted:?}"
     );
+    // The fleet goes away: the last good document still answers.
+    assert!(node.signal_and_wait(libc::SIGTERM).success());
+    for _ in 0..5 {
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        assert_eq!(
+            ask("shop.localhost").await,
+            200,
+            "the last good document is kept through errors"
+        );
+    }
+    assert_eq!(ask("nope.example").await, 403);
     drop(permission);
 }

@@ -21,7 +21,7 @@ mod reconcile;
 pub mod request;
 mod router;
 mod routes;
-mod routing;
+pub mod routing;
 pub mod runtime;
 pub mod state;
 
@@ -87,6 +87,8 @@ pub struct Shared {
     pub http: reqwest::Client,
     /// The routing document of the last reconcile pass.
     pub routing: std::sync::Mutex<Option<Arc<crate::wire::routing::FleetRouting>>>,
+    /// The fleet's id, once read (it never changes).
+    pub fleet_id: std::sync::OnceLock<String>,
     /// Set when the node starts shutting down: routing routes answer draining.
     pub draining: AtomicBool,
     /// Wakes the reconcile pass (a write on this node that it should see).
@@ -127,7 +129,9 @@ pub async fn run(
             format!("http://{bound}")
         }
     };
-    let store = crate::store::open(&config.bucket, &config.s3).await?;
+    let store: Arc<dyn crate::store::ObjectStore> = Arc::new(crate::store::counted::Counted::new(
+        crate::store::open(&config.bucket, &config.s3).await?,
+    ));
     let celld = crate::celld::Celld::discover(crate::celld::Settings {
         workerd: config.workerd.clone(),
         esbuild: config.esbuild.clone(),
@@ -156,6 +160,7 @@ pub async fn run(
         http: reqwest::Client::new(),
         routing: std::sync::Mutex::new(None),
         draining: AtomicBool::new(false),
+        fleet_id: std::sync::OnceLock::new(),
         wake: tokio::sync::Notify::new(),
         bootstrap_admin,
         fleet_known: AtomicBool::new(false),

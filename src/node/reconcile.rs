@@ -19,6 +19,8 @@ use crate::wire::Timestamp;
 
 /// How long a replaced release keeps serving in-flight requests.
 pub const DRAIN: Duration = Duration::from_secs(5);
+/// The longest a starting node withholds its first routing document.
+const SETTLE: Duration = Duration::from_secs(60);
 /// How long a live release that failed to start here waits before retrying.
 const RETRY_FAILED: Duration = Duration::from_secs(30);
 
@@ -144,9 +146,12 @@ async fn publish_routing(
         .registry
         .read_all_changed(&keys::NODES, nodes_seen)
         .await?;
-    let fleet = match shared.registry.read(&keys::fleet()).await? {
-        Some(fleet) => fleet.value.id,
-        None => return Ok(()),
+    let fleet = match shared.fleet_id.get() {
+        Some(id) => id.clone(),
+        None => match shared.registry.read(&keys::fleet()).await? {
+            Some(fleet) => shared.fleet_id.get_or_init(|| fleet.value.id).clone(),
+            None => return Ok(()),
+        },
     };
     let alive = super::routes::state::ALIVE;
     let mut nodes: Vec<NodeRecord> = nodes_seen
@@ -156,6 +161,16 @@ async fn publish_routing(
         .collect();
     for node in nodes.iter_mut().filter(|n| n.id == shared.id) {
         node.serving = shared.runtime.serving();
+    }
+    // The first document waits until the releases this node found wanted
+    // at start have settled (or a minute has passed): published earlier, it
+    // would withdraw routes this node is about to serve again.
+    let first = lock(&shared.routing).is_none();
+    let starting = lock(&shared.runtime.releases)
+        .values()
+        .any(|(_, slot)| matches!(slot, Slot::Starting));
+    if first && starting && shared.started_at.age() < SETTLE {
+        return Ok(());
     }
     let apps = lock(&shared.runtime.applications).clone();
     let routing = super::routing::build(&shared.config, &fleet, &apps, &nodes);

@@ -11,6 +11,7 @@
 //! lost and was retried can also come back as `Conflict` although it landed;
 //! telling the two apart is the registry's job (records carry a writer nonce).
 
+pub mod counted;
 pub mod file;
 mod key;
 pub mod s3;
@@ -166,6 +167,10 @@ pub trait ObjectStore: Send + Sync + fmt::Debug {
     fn location(&self) -> String;
     /// `"file"` or `"s3"`.
     fn kind(&self) -> &'static str;
+    /// Requests made so far, when this store counts them.
+    fn requests(&self) -> Option<counted::Requests> {
+        None
+    }
 }
 
 /// Every page of a listing, gathered.

@@ -84,6 +84,9 @@ pub struct FleetView {
 pub struct RegistryView {
     pub kind: String,
     pub location: String,
+    /// Requests this node made to the bucket since it started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requests: Option<crate::store::counted::Requests>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -60,6 +60,7 @@ pub async fn get(
         registry: RegistryView {
             kind: registry.store().kind().to_owned(),
             location: registry.store().location(),
+            requests: registry.store().requests(),
         },
         coordinator: CoordinatorView {
             is_self: matches!(
