@@ -87,12 +87,23 @@ pub async fn beat(shared: &Shared) -> Result<(), BeatError> {
             record.failures = shared.runtime.failures();
             Ok(Change::Put(record))
         })
-        .await?;
+        .await?
+        .inspect(|written| {
+            *crate::node::runtime::lock(&shared.reported) =
+                Some((written.serving.clone(), written.failures.clone()));
+        });
     Ok(())
 }
 
 /// Writes the node record now (after the reconcile pass changed what it runs).
 pub async fn report(shared: &Shared) -> Result<(), RegistryError> {
+    // Only a change is written now; otherwise the 5 s heartbeat carries it.
+    let now = (shared.runtime.serving(), shared.runtime.failures());
+    if shared.registered.load(Ordering::Relaxed)
+        && crate::node::runtime::lock(&shared.reported).as_ref() == Some(&now)
+    {
+        return Ok(());
+    }
     match beat(shared).await {
         Ok(()) => Ok(()),
         Err(BeatError::Registry(e)) => Err(e),

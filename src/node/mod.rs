@@ -69,6 +69,12 @@ and delete {key} from the registry bucket, then start again"
     Task(String),
 }
 
+/// What a node record says about what the node runs: serving, failures.
+pub type Reported = (
+    std::collections::BTreeMap<String, crate::registry::Serving>,
+    std::collections::BTreeMap<String, crate::registry::NodeFailure>,
+);
+
 /// What every route and background task of a node shares.
 #[derive(Debug)]
 pub struct Shared {
@@ -87,6 +93,8 @@ pub struct Shared {
     pub http: reqwest::Client,
     /// The routing document of the last reconcile pass.
     pub routing: std::sync::Mutex<Option<Arc<crate::wire::routing::FleetRouting>>>,
+    /// What the node record said last time this node wrote it.
+    pub reported: std::sync::Mutex<Option<Reported>>,
     /// The fleet's id, once read (it never changes).
     pub fleet_id: std::sync::OnceLock<String>,
     /// Set when the node starts shutting down: routing routes answer draining.
@@ -161,6 +169,7 @@ pub async fn run(
         routing: std::sync::Mutex::new(None),
         draining: AtomicBool::new(false),
         fleet_id: std::sync::OnceLock::new(),
+        reported: std::sync::Mutex::new(None),
         wake: tokio::sync::Notify::new(),
         bootstrap_admin,
         fleet_known: AtomicBool::new(false),

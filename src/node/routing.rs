@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde_json::{Map, Value, json};
+use serde::Serialize;
 
 use crate::config::NodeConfig;
 use crate::registry::{ApplicationRecord, NodeRecord};
@@ -21,16 +21,16 @@ pub fn build(
     apps: &[ApplicationRecord],
     nodes: &[NodeRecord],
 ) -> FleetRouting {
-    // Wildcard claims by host: H → the application holding it.
-    let wildcards: BTreeMap<&str, &str> = apps
-        .iter()
-        .flat_map(|a| {
-            a.domains
-                .iter()
-                .filter(|d| d.wildcard)
-                .map(move |d| (d.host.as_str(), a.name.as_str()))
-        })
-        .collect();
+    // Wildcard claims by the application holding them.
+    let mut wildcards: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for app in apps {
+        for domain in app.domains.iter().filter(|d| d.wildcard) {
+            wildcards
+                .entry(app.name.as_str())
+                .or_default()
+                .push(domain.host.as_str());
+        }
+    }
     let mut routes = Vec::new();
     for app in apps
         .iter()
@@ -55,18 +55,24 @@ pub fn build(
             .map(|d| format!("{}.{d}", app.name))
             .collect();
         hosts.extend(app.domains.iter().map(|d| d.host.clone()));
+        // `<holder>-<env>` answers on `<env>.<H>` for each wildcard H of
+        // the holder: every `-` of the name may end a holder's name.
         let mut tls = Vec::new();
-        for (host, holder) in &wildcards {
-            let Some(env) = app.name.as_str().strip_prefix(&format!("{holder}-")) else {
+        let name = app.name.as_str();
+        for (at, _) in name.match_indices('-') {
+            let (holder, env) = (&name[..at], &name[at + 1..]);
+            let Some(held) = wildcards.get(holder) else {
                 continue;
             };
             if crate::names::is_label(env) {
-                let covered = format!("{env}.{host}");
-                hosts.insert(covered.clone());
-                tls.push(TlsWildcard {
-                    host: covered,
-                    wildcard_of: (*host).to_owned(),
-                });
+                for host in held {
+                    let covered = format!("{env}.{host}");
+                    hosts.insert(covered.clone());
+                    tls.push(TlsWildcard {
+                        host: covered,
+                        wildcard_of: (*host).to_owned(),
+                    });
+                }
             }
         }
         tls.sort_by(|a, b| a.host.cmp(&b.host));
@@ -107,22 +113,98 @@ fn rule(hosts: &[String]) -> String {
         .join(" || ")
 }
 
-fn load_balancer(upstreams: &[&Upstream], health: &str) -> Value {
-    json!({"loadBalancer": {
-        "servers": upstreams.iter().map(|u| json!({"url": u.url})).collect::<Vec<_>>(),
-        "passHostHeader": true,
-        "healthCheck": {"path": health, "interval": "5s", "timeout": "2s"},
-    }})
+/// A Traefik dynamic configuration, as its HTTP provider reads it.
+#[derive(Debug, Serialize)]
+pub struct Traefik<'a> {
+    http: TraefikHttp<'a>,
+}
+
+#[derive(Debug, Serialize)]
+struct TraefikHttp<'a> {
+    routers: BTreeMap<String, Router<'a>>,
+    services: BTreeMap<String, Service<'a>>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Router<'a> {
+    rule: String,
+    service: String,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    entry_points: &'a [String],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tls: Option<RouterTls<'a>>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct RouterTls<'a> {
+    cert_resolver: &'a str,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    domains: Vec<TlsDomain>,
+}
+
+#[derive(Debug, Serialize)]
+struct TlsDomain {
+    main: String,
+    sans: Vec<String>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+enum Service<'a> {
+    LoadBalancer(LoadBalancer<'a>),
+    Failover(Failover),
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct LoadBalancer<'a> {
+    servers: Vec<Server<'a>>,
+    pass_host_header: bool,
+    health_check: HealthCheck<'a>,
+}
+
+#[derive(Debug, Serialize)]
+struct Server<'a> {
+    url: &'a str,
+}
+
+#[derive(Debug, Serialize)]
+struct HealthCheck<'a> {
+    path: &'a str,
+    interval: &'static str,
+    timeout: &'static str,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Failover {
+    service: String,
+    fallback: String,
+    health_check: BTreeMap<String, String>,
+}
+
+fn load_balancer<'a>(upstreams: &[&'a Upstream], health: &'a str) -> Service<'a> {
+    Service::LoadBalancer(LoadBalancer {
+        servers: upstreams.iter().map(|u| Server { url: &u.url }).collect(),
+        pass_host_header: true,
+        health_check: HealthCheck {
+            path: health,
+            interval: "5s",
+            timeout: "2s",
+        },
+    })
 }
 
 /// Services for one route: a plain load balancer, or — when `prefer` serves
 /// it beside other nodes — a failover from the preferred node's servers to
 /// the rest.
-fn services(
-    services: &mut Map<String, Value>,
+fn add_services<'a>(
+    services: &mut BTreeMap<String, Service<'a>>,
     name: &str,
-    upstreams: &[Upstream],
-    health: &str,
+    upstreams: &'a [Upstream],
+    health: &'a str,
     prefer: Option<&str>,
 ) {
     let (preferred, rest): (Vec<&Upstream>, Vec<&Upstream>) = upstreams
@@ -135,7 +217,14 @@ fn services(
         );
         return;
     }
-    services.insert(name.to_owned(), json!({"failover": {"service": format!("{name}-preferred"), "fallback": format!("{name}-rest"), "healthCheck": {}}}));
+    services.insert(
+        name.to_owned(),
+        Service::Failover(Failover {
+            service: format!("{name}-preferred"),
+            fallback: format!("{name}-rest"),
+            health_check: BTreeMap::new(),
+        }),
+    );
     services.insert(
         format!("{name}-preferred"),
         load_balancer(&preferred, health),
@@ -143,34 +232,39 @@ fn services(
     services.insert(format!("{name}-rest"), load_balancer(&rest, health));
 }
 
-/// A Traefik dynamic configuration (HTTP provider) of the document.
-pub fn traefik(routing: &FleetRouting, config: &NodeConfig, prefer: Option<&str>) -> Value {
-    let mut routers = Map::new();
-    let mut all_services = Map::new();
-    let router = |hosts: &[String], service: &str, tls_domains: Vec<Value>| {
-        let mut router = json!({"rule": rule(hosts), "service": service});
-        if !config.traefik_entry_points.is_empty() {
-            router["entryPoints"] = json!(config.traefik_entry_points);
-        }
-        if let Some(resolver) = &config.traefik_cert_resolver {
-            let mut tls = json!({"certResolver": resolver});
-            if !tls_domains.is_empty() {
-                tls["domains"] = Value::Array(tls_domains);
-            }
-            router["tls"] = tls;
-        }
-        router
+/// The Traefik rendering of the document.
+pub fn traefik<'a>(
+    routing: &'a FleetRouting,
+    config: &'a NodeConfig,
+    prefer: Option<&str>,
+) -> Traefik<'a> {
+    let mut routers = BTreeMap::new();
+    let mut services = BTreeMap::new();
+    let router = |hosts: &[String], service: &str, domains: Vec<TlsDomain>| Router {
+        rule: rule(hosts),
+        service: service.to_owned(),
+        entry_points: &config.traefik_entry_points,
+        tls: config
+            .traefik_cert_resolver
+            .as_deref()
+            .map(|resolver| RouterTls {
+                cert_resolver: resolver,
+                domains,
+            }),
     };
     for route in &routing.routes {
         let name = format!("app-{}", route.application);
-        let mut wildcard_domains: Vec<Value> = Vec::new();
         let parents: BTreeSet<&str> = route.tls.iter().map(|t| t.wildcard_of.as_str()).collect();
-        for parent in parents {
-            wildcard_domains.push(json!({"main": parent, "sans": [format!("*.{parent}")]}));
-        }
-        routers.insert(name.clone(), router(&route.hosts, &name, wildcard_domains));
-        services(
-            &mut all_services,
+        let domains = parents
+            .into_iter()
+            .map(|parent| TlsDomain {
+                main: parent.to_owned(),
+                sans: vec![format!("*.{parent}")],
+            })
+            .collect();
+        routers.insert(name.clone(), router(&route.hosts, &name, domains));
+        add_services(
+            &mut services,
             &name,
             &route.upstreams,
             "/.well-known/celld/health",
@@ -182,13 +276,15 @@ pub fn traefik(routing: &FleetRouting, config: &NodeConfig, prefer: Option<&str>
             "scafo-api".into(),
             router(&routing.api.hosts, "scafo-api", Vec::new()),
         );
-        services(
-            &mut all_services,
+        add_services(
+            &mut services,
             "scafo-api",
             &routing.api.upstreams,
             "/.well-known/scafo/health",
             prefer,
         );
     }
-    json!({"http": {"routers": routers, "services": all_services}})
+    Traefik {
+        http: TraefikHttp { routers, services },
+    }
 }

@@ -9,8 +9,8 @@ use std::sync::atomic::Ordering;
 
 use axum::Json;
 use axum::extract::{Path, Query, State};
+use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
-use serde_json::Value;
 
 use crate::node::caller::IngressCaller;
 use crate::node::routing::{FORMATS, traefik};
@@ -65,7 +65,7 @@ pub async fn format(
     _: IngressCaller,
     Path(format): Path<String>,
     Query(query): Query<RoutesQuery>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Response, ApiError> {
     if !FORMATS.contains(&format.as_str()) {
         return Err(ApiError::not_found(format!(
             "no routing format {format:?}; this node renders: {}",
@@ -73,5 +73,5 @@ pub async fn format(
         )));
     }
     let (routing, prefer) = current(&shared, &query)?;
-    Ok(Json(traefik(&routing, &shared.config, prefer.as_deref())))
+    Ok(Json(traefik(&routing, &shared.config, prefer.as_deref())).into_response())
 }
