@@ -10,7 +10,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::Shared;
-use super::routes::state::ALIVE;
 use crate::names::DeployId;
 use crate::registry::{
     ApplicationRecord, ArtifactInfo, Change, DeployState, DeployStatus, NodeProgress,
@@ -205,19 +204,32 @@ async fn run(
                 continue;
             }
         };
-        let nodes: Vec<_> = nodes
+        let alive = super::alive(nodes.iter().map(|n| &n.value));
+        // The nodes the assignment gives it (provisionally placed until the
+        // coordinator has written one for it).
+        let assigned = match shared.registry.read(&keys::assignment()).await {
+            Ok(assignment) => {
+                assignment.and_then(|a| a.value.applications.get(app_name.as_str()).cloned())
+            }
+            Err(e) => {
+                tracing::debug!(deploy = %id, error = %e, "carrier poll failed; retrying");
+                continue;
+            }
+        }
+        .unwrap_or_else(|| super::assignment::place(&app, &alive));
+        if assigned.nodes.is_empty() {
+            let reason = assigned
+                .reason
+                .unwrap_or_else(|| "no node is assigned to it".into());
+            return fail(shared, id, "unplaced", reason).await;
+        }
+        let nodes: Vec<_> = alive
             .into_iter()
-            .map(|n| n.value)
-            .filter(|n| n.heartbeat_at.age() < ALIVE)
+            .filter(|n| assigned.nodes.iter().any(|a| a == n.id.as_str()))
             .collect();
         if nodes.is_empty() {
-            return fail(
-                shared,
-                id,
-                "unplaced",
-                "no node of the fleet is alive to run it".into(),
-            )
-            .await;
+            // A stale assignment: the coordinator places it again shortly.
+            continue;
         }
         let mut progress = BTreeMap::new();
         let mut failure = None;

@@ -43,6 +43,8 @@ pub struct Coordinator {
     seen: Mutex<Seen>,
     /// Deletions run one at a time on the holder.
     pub deletions: tokio::sync::Mutex<()>,
+    /// When this node last wrote or confirmed the assignment.
+    pub last_assignment: Mutex<Option<Timestamp>>,
     /// One lease step at a time (the loop and a gated call may both step).
     stepping: tokio::sync::Mutex<()>,
     /// This node.
@@ -56,6 +58,7 @@ impl Coordinator {
             seen: Mutex::new(Seen::default()),
             deletions: tokio::sync::Mutex::new(()),
             stepping: tokio::sync::Mutex::new(()),
+            last_assignment: Mutex::new(None),
             me,
         }
     }
@@ -215,4 +218,69 @@ pub async fn run(shared: Arc<Shared>, mut stop: watch::Receiver<bool>) -> Result
             _ = stop.wait_for(|s| *s) => return Ok(()),
         }
     }
+}
+
+/// The coordinator's assignment pass: places every application, writes the
+/// assignment under this epoch when it changed, and each application's
+/// `placement` when its own changed. Answers the assignment in force.
+pub async fn assign(
+    shared: &Shared,
+    epoch: u64,
+    apps: &[crate::registry::ApplicationRecord],
+    alive: &[crate::registry::NodeRecord],
+) -> Result<crate::registry::AssignmentRecord, RegistryError> {
+    use crate::registry::{ApplicationRecord, AssignmentRecord, Placement};
+    let placements: std::collections::BTreeMap<String, Placement> = apps
+        .iter()
+        .map(|app| (app.name.to_string(), super::assignment::place(app, alive)))
+        .collect();
+    let written = shared
+        .registry
+        .update(&keys::assignment(), |current: Option<&AssignmentRecord>| {
+            Ok::<_, RegistryError>(match current {
+                Some(current) if current.epoch == epoch && current.applications == placements => {
+                    Change::Keep
+                }
+                Some(current) if current.epoch > epoch => Change::Keep,
+                _ => Change::Put(AssignmentRecord {
+                    v: V1,
+                    epoch,
+                    computed_at: Timestamp::now(),
+                    applications: placements.clone(),
+                }),
+            })
+        })
+        .await?
+        .unwrap_or(AssignmentRecord {
+            v: V1,
+            epoch,
+            computed_at: Timestamp::now(),
+            applications: placements.clone(),
+        });
+    *lock(&shared.coordinator.last_assignment) = Some(written.computed_at);
+    for app in apps {
+        let Some(placed) = placements.get(app.name.as_str()) else {
+            continue;
+        };
+        if app.placement == *placed {
+            continue;
+        }
+        shared
+            .registry
+            .update(
+                &keys::application(&app.name),
+                |current: Option<&ApplicationRecord>| {
+                    Ok::<_, RegistryError>(match current {
+                        Some(current) if current.placement != *placed => {
+                            let mut next = current.clone();
+                            next.placement = placed.clone();
+                            Change::Put(next)
+                        }
+                        _ => Change::Keep,
+                    })
+                },
+            )
+            .await?;
+    }
+    Ok(written)
 }

@@ -8,6 +8,7 @@
 //! the first task to end — the shutdown future, the server, or a heartbeat
 //! that hit a fatal error — stops all the others.
 
+pub mod assignment;
 mod bootstrap;
 pub mod caller;
 mod carrier;
@@ -231,6 +232,17 @@ pub async fn run(
     }
     tracing::info!("stopped");
     outcome
+}
+
+/// The alive nodes among these records: a heartbeat younger than three
+/// heartbeat intervals.
+pub fn alive<'a>(
+    nodes: impl Iterator<Item = &'a crate::registry::NodeRecord>,
+) -> Vec<crate::registry::NodeRecord> {
+    nodes
+        .filter(|n| n.heartbeat_at.age() < routes::state::ALIVE)
+        .cloned()
+        .collect()
 }
 
 /// The host of a URL (`http://10.0.0.5:7070` → `10.0.0.5`, IPv6 kept in brackets).

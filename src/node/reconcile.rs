@@ -55,11 +55,18 @@ pub async fn run(shared: Arc<Shared>, mut stop: watch::Receiver<bool>) -> Result
     Ok(())
 }
 
-/// The releases every application wants here.
+/// The releases every application placed on this node wants here.
 fn wanted(shared: &Shared) -> BTreeMap<DeployId, AppName> {
     let mut wanted = BTreeMap::new();
+    let placements = lock(&shared.runtime.placements);
     for app in lock(&shared.runtime.applications).iter() {
         if app.blocked || app.retired.is_some() {
+            continue;
+        }
+        let here = placements
+            .get(app.name.as_str())
+            .is_some_and(|p| p.nodes.iter().any(|n| n == shared.id.as_str()));
+        if !here {
             continue;
         }
         for deploy in [&app.release.live, &app.release.pending]
@@ -83,7 +90,36 @@ async fn pass(
         .registry
         .read_all_changed(&keys::APPLICATIONS, seen)
         .await?;
-    *lock(&shared.runtime.applications) = seen.iter().map(|a| a.value.clone()).collect();
+    *nodes_seen = shared
+        .registry
+        .read_all_changed(&keys::NODES, nodes_seen)
+        .await?;
+    let apps: Vec<ApplicationRecord> = seen.iter().map(|a| a.value.clone()).collect();
+    let alive = super::alive(nodes_seen.iter().map(|n| &n.value));
+    // The coordinator places; everyone follows its assignment, placing a
+    // new application provisionally (the same function) until it has.
+    let assignment = match shared.coordinator.holder() {
+        super::coordinator::Holder::Me(epoch) => {
+            Some(super::coordinator::assign(shared, epoch, &apps, &alive).await?)
+        }
+        _ => shared
+            .registry
+            .read(&keys::assignment())
+            .await?
+            .map(|a| a.value),
+    };
+    let placements = apps
+        .iter()
+        .map(|app| {
+            let placed = assignment
+                .as_ref()
+                .and_then(|a| a.applications.get(app.name.as_str()).cloned())
+                .unwrap_or_else(|| super::assignment::place(app, &alive));
+            (app.name.to_string(), placed)
+        })
+        .collect();
+    *lock(&shared.runtime.placements) = placements;
+    *lock(&shared.runtime.applications) = apps;
     let wanted = wanted(shared);
     let live: Vec<DeployId> = lock(&shared.runtime.applications)
         .iter()
@@ -140,12 +176,8 @@ async fn pass(
 /// own serving taken fresh from the runtime).
 async fn publish_routing(
     shared: &Arc<Shared>,
-    nodes_seen: &mut Vec<Versioned<NodeRecord>>,
+    nodes_seen: &[Versioned<NodeRecord>],
 ) -> Result<(), RegistryError> {
-    *nodes_seen = shared
-        .registry
-        .read_all_changed(&keys::NODES, nodes_seen)
-        .await?;
     let fleet = match shared.fleet_id.get() {
         Some(id) => id.clone(),
         None => match shared.registry.read(&keys::fleet()).await? {
@@ -153,12 +185,7 @@ async fn publish_routing(
             None => return Ok(()),
         },
     };
-    let alive = super::routes::state::ALIVE;
-    let mut nodes: Vec<NodeRecord> = nodes_seen
-        .iter()
-        .map(|n| n.value.clone())
-        .filter(|n| n.heartbeat_at.age() < alive)
-        .collect();
+    let mut nodes = super::alive(nodes_seen.iter().map(|n| &n.value));
     for node in nodes.iter_mut().filter(|n| n.id == shared.id) {
         node.serving = shared.runtime.serving();
     }

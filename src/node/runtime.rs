@@ -32,6 +32,8 @@ pub struct Runtime {
     pub releases: Mutex<BTreeMap<DeployId, (AppName, Slot)>>,
     /// The applications as the last pass read them.
     pub applications: Mutex<Vec<ApplicationRecord>>,
+    /// Where each application is placed, as the last pass saw it.
+    pub placements: Mutex<BTreeMap<String, crate::registry::Placement>>,
     pub stats: Mutex<ReconcileView>,
 }
 
@@ -46,6 +48,7 @@ impl Runtime {
             celld_error,
             releases: Mutex::new(BTreeMap::new()),
             applications: Mutex::new(Vec::new()),
+            placements: Mutex::new(BTreeMap::new()),
             stats: Mutex::new(ReconcileView {
                 ready: false,
                 passes: 0,

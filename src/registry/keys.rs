@@ -19,8 +19,8 @@
 use std::marker::PhantomData;
 
 use super::{
-    ApplicationRecord, ClaimRecord, DeployStatus, FleetRecord, FreezeRecord, LeaseRecord,
-    NodeRecord, StorageLock, TrustedOperator,
+    ApplicationRecord, AssignmentRecord, ClaimRecord, DeployStatus, FleetRecord, FreezeRecord,
+    LeaseRecord, NodeRecord, StorageLock, TrustedOperator,
 };
 use crate::names::{AppName, DeployId, NodeId, OperatorId};
 
@@ -156,4 +156,8 @@ pub fn storage_object(key: &str) -> String {
 /// A storage-surface lock: `storage/locks/<name>`.
 pub fn storage_lock(name: &str) -> RecordKey<StorageLock> {
     RecordKey::new(format!("storage/locks/{name}"))
+}
+
+pub fn assignment() -> RecordKey<AssignmentRecord> {
+    RecordKey::new("registry/coordinator/assignment.json".into())
 }

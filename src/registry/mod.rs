@@ -27,8 +27,8 @@ pub use application::{
 pub use deploy::{ArtifactInfo, DeployState, DeployStatus, NodeProgress};
 pub use keys::{RecordDir, RecordKey};
 pub use records::{
-    CelldInfo, ClaimRecord, FleetRecord, FreezeRecord, LeaseRecord, NodeFailure, NodeRecord, Role,
-    Serving, StorageLock, TrustedOperator, V1,
+    AssignmentRecord, CelldInfo, ClaimRecord, FleetRecord, FreezeRecord, LeaseRecord, NodeFailure,
+    NodeRecord, Role, Serving, StorageLock, TrustedOperator, V1,
 };
 
 use std::sync::Arc;

@@ -150,3 +150,14 @@ pub struct StorageLock {
     pub v: V1,
     pub expires_at: Timestamp,
 }
+
+/// `registry/coordinator/assignment.json`: where the coordinator placed
+/// every application, under its lease epoch.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AssignmentRecord {
+    pub v: V1,
+    pub epoch: u64,
+    pub computed_at: Timestamp,
+    pub applications: BTreeMap<String, super::Placement>,
+}

@@ -93,7 +93,8 @@ pub async fn create(
             ),
         ));
     }
-    admit_application(&shared, &app, &meta).await?;
+    let record = admit_application(&shared, &app, &meta).await?;
+    same_celld(&shared, &record).await?;
 
     // The body, only now.
     let media = headers
@@ -202,8 +203,8 @@ async fn admit_application(
     shared: &Shared,
     app: &AppName,
     meta: &DeployMeta,
-) -> Result<(), ApiError> {
-    shared
+) -> Result<ApplicationRecord, ApiError> {
+    let stored = shared
         .registry
         .update(
             &keys::application(app),
@@ -244,7 +245,43 @@ async fn admit_application(
             },
         )
         .await?;
-    Ok(())
+    stored.ok_or_else(|| ApiError::not_found(format!("no application {app}")))
+}
+
+/// The alive nodes eligible for the application must run one Celld
+/// release: a deploy built and started by two different runtimes could
+/// behave differently on different nodes.
+async fn same_celld(shared: &Shared, app: &ApplicationRecord) -> Result<(), ApiError> {
+    let nodes = shared.registry.read_all(&keys::NODES).await?;
+    let alive = crate::node::alive(nodes.iter().map(|n| &n.value));
+    let mut releases: std::collections::BTreeMap<String, Vec<String>> =
+        std::collections::BTreeMap::new();
+    for node in alive
+        .iter()
+        .filter(|n| crate::node::assignment::matches(n, app.selector.as_ref()))
+    {
+        if let Some(celld) = &node.celld {
+            releases
+                .entry(celld.version.clone())
+                .or_default()
+                .push(node.id.to_string());
+        }
+    }
+    if releases.len() <= 1 {
+        return Ok(());
+    }
+    let listed: Vec<String> = releases
+        .iter()
+        .map(|(release, nodes)| format!("{release} on {}", nodes.join(", ")))
+        .collect();
+    Err(ApiError::new(
+        Code::CelldMismatch,
+        format!(
+            "the nodes eligible for {} run different Celld releases: {}. Freeze deploys (scafo freeze) while nodes are upgraded, then lift the freeze",
+            app.name,
+            listed.join("; ")
+        ),
+    ))
 }
 
 /// Streams the body to `path`, hashing it, cut off past `limit` bytes.

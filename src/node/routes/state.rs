@@ -70,7 +70,7 @@ pub async fn get(
             holder: lease.as_ref().map(|l| l.holder.to_string()),
             epoch: lease.as_ref().map(|l| l.epoch),
             expires_at: lease.as_ref().map(|l| l.expires_at),
-            last_assignment_at: None,
+            last_assignment_at: *crate::node::runtime::lock(&shared.coordinator.last_assignment),
         },
         reconcile: {
             let mut stats = lock(&shared.runtime.stats).clone();
