@@ -12,6 +12,7 @@ mod auth;
 mod cli;
 mod client;
 mod deploys;
+mod fleet;
 mod ingress;
 mod operators;
 mod registry;

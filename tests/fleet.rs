@@ -1,0 +1,305 @@
+//! The fleet on one bucket: placement by replicas and selector, reasons for
+//! what cannot be placed, Celld releases compared at intake, and a serving
+//! node killed — its application placed and served elsewhere.
+
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::util::{Node, NodeOptions, call, eventually, peer, scafo};
+
+fn node(bucket: &str, id: &str, region: &str, env: Vec<(String, String)>) -> NodeOptions {
+    let mut env = env;
+    env.push(("SCAFO_COORDINATOR_LEASESECONDS".into(), "3".into()));
+    env.push(("SCAFO_RECONCILE_INTERVALMS".into(), "500".into()));
+    NodeOptions {
+        id: Some(id.into()),
+        bucket: Some(bucket.into()),
+        args: vec!["--label".into(), format!("region={region}")],
+        env,
+        ..Default::default()
+    }
+}
+
+fn project(dir: &std::path::Path, name: &str) {
+    std::fs::create_dir_all(dir).expect("mkdir");
+    std::fs::write(
+        dir.join("wrangler.json"),
+        format!(r#"{{"name": "{name}", "main": "index.js"}}"#),
+    )
+    .expect("write");
+    std::fs::write(
+        dir.join("index.js"),
+        format!("export default {{ fetch() {{ return new Response('{name}'); }} }};"),
+    )
+    .expect("write");
+}
+
+fn deploy(
+    via: &Node,
+    key: &std::path::Path,
+    dir: &std::path::Path,
+    args: &[&str],
+) -> std::process::Output {
+    scafo()
+        .arg("deploy")
+        .arg(dir)
+        .args(args)
+        .arg("--json")
+        .env("SCAFO_URL", &via.url)
+        .env("SCAFO_KEY", key)
+        .output()
+        .expect("deploy")
+}
+
+/// The applications a node serves, by name → upstream URL.
+async fn served(node: &Node, token: &str) -> Vec<(String, String)> {
+    let state = call(node, "GET", "/v1/state", Some(token), None).await.body;
+    state["applications"]
+        .as_array()
+        .map(|apps| {
+            apps.iter()
+                .filter_map(|a| {
+                    Some((
+                        a["name"].as_str()?.to_owned(),
+                        a["url"].as_str()?.to_owned(),
+                    ))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+async fn serving(nodes: &[&Node], token: &str, app: &str) -> Vec<String> {
+    let mut on = Vec::new();
+    for node in nodes {
+        if served(node, token)
+            .await
+            .iter()
+            .any(|(name, _)| name == app)
+        {
+            on.push(node.id());
+        }
+    }
+    on
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn replicas_selectors_reasons_and_a_killed_node() {
+    let dir = tempfile::tempdir().expect("dir");
+    let bucket = format!("file://{}", dir.path().join("bucket").display());
+    let mut all = [
+        Node::start(node(&bucket, "vps-a", "eu", vec![])).await,
+        Node::start(node(&bucket, "vps-b", "eu", vec![])).await,
+        Node::start(node(&bucket, "vps-c", "us", vec![])).await,
+    ];
+    let key = all[0].state_dir.join("admin.jwk");
+    let token = all[0].admin().token();
+    let work = tempfile::tempdir().expect("work");
+    {
+        let (a, b, c) = (&all[0], &all[1], &all[2]);
+        let nodes = [a, b, c];
+        eventually("three alive nodes", Duration::from_secs(20), || async {
+            let state = call(a, "GET", "/v1/state", Some(&token), None).await.body;
+            let alive = state["nodes"]
+                .as_array()
+                .map(|n| n.iter().filter(|n| n["alive"] == true).count());
+            (alive == Some(3)).then_some(())
+        })
+        .await;
+
+        // replicas: 2 → exactly two nodes run it and report it live.
+        project(&work.path().join("two"), "two");
+        let done = deploy(b, &key, &work.path().join("two"), &["--replicas", "2"]);
+        assert!(
+            done.status.success(),
+            "{}",
+            String::from_utf8_lossy(&done.stderr)
+        );
+        let status: Value = serde_json::from_slice(&done.stdout).expect("json");
+        assert_eq!(
+            status["nodes"].as_object().map(|n| n.len()),
+            Some(2),
+            "{status}"
+        );
+        eventually("two serving nodes", Duration::from_secs(20), || async {
+            (serving(&nodes, &token, "two").await.len() == 2).then_some(())
+        })
+        .await;
+
+        // selector region=eu → only the eu nodes.
+        project(&work.path().join("eu"), "eu");
+        let done = deploy(
+            c,
+            &key,
+            &work.path().join("eu"),
+            &["--selector", "region=eu"],
+        );
+        assert!(
+            done.status.success(),
+            "{}",
+            String::from_utf8_lossy(&done.stderr)
+        );
+        let on = eventually("eu on the eu nodes", Duration::from_secs(20), || async {
+            let on = serving(&nodes, &token, "eu").await;
+            (on.len() == 2).then_some(on)
+        })
+        .await;
+        assert_eq!(on, ["vps-a", "vps-b"]);
+
+        // An unsatisfiable selector is accepted and reported in placement.
+        let mars = serde_json::json!({"selector": {"region": "mars"}});
+        call(
+            a,
+            "POST",
+            "/v1/applications/eu/selector",
+            Some(&token),
+            Some(mars),
+        )
+        .await
+        .ok(200);
+        let placement = eventually(
+            "the reason in placement",
+            Duration::from_secs(20),
+            || async {
+                let app = call(a, "GET", "/v1/applications/eu", Some(&token), None)
+                    .await
+                    .body;
+                let placement = app["application"]["placement"].clone();
+                (placement["reason"] == "no alive node has the labels region=mars")
+                    .then_some(placement)
+            },
+        )
+        .await;
+        assert_eq!(placement["nodes"], serde_json::json!([]));
+        let shown = scafo()
+            .args(["apps", "show", "eu"])
+            .env("SCAFO_URL", &a.url)
+            .env("SCAFO_KEY", &key)
+            .output()
+            .expect("show");
+        assert!(
+            String::from_utf8_lossy(&shown.stdout)
+                .contains("(no alive node has the labels region=mars)")
+        );
+        eventually("eu stopped everywhere", Duration::from_secs(20), || async {
+            serving(&nodes, &token, "eu").await.is_empty().then_some(())
+        })
+        .await;
+
+        project(&work.path().join("solo"), "solo");
+        let done = deploy(a, &key, &work.path().join("solo"), &["--replicas", "1"]);
+        assert!(
+            done.status.success(),
+            "{}",
+            String::from_utf8_lossy(&done.stderr)
+        );
+    }
+
+    // One replica; kill the node serving it: it is placed and served elsewhere.
+    let first = eventually("solo served", Duration::from_secs(20), || async {
+        let on = serving(&[&all[0], &all[1], &all[2]], &token, "solo").await;
+        (on.len() == 1).then(|| on[0].clone())
+    })
+    .await;
+    let victim = all.iter().position(|n| n.id() == first).expect("victim");
+    let killed_at = Instant::now();
+    assert!(all[victim].signal_and_wait(libc::SIGKILL).code().is_none());
+    let survivors: Vec<&Node> = all
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != victim)
+        .map(|(_, n)| n)
+        .collect();
+    let token = crate::util::TestKey::read(&key).token();
+    let moved = eventually(
+        "solo served by another node",
+        Duration::from_secs(45),
+        || async {
+            for node in &survivors {
+                let found = served(node, &token)
+                    .await
+                    .into_iter()
+                    .find(|(name, _)| name == "solo");
+                if let Some((_, url)) = found
+                    && reqwest::get(&url).await.is_ok_and(|r| r.status() == 200)
+                {
+                    return Some(node.id());
+                }
+            }
+            None
+        },
+    )
+    .await;
+    eprintln!(
+        "solo moved from {first} to {moved} {:?} after the SIGKILL (heartbeat 5 s, alive window 15 s)",
+        killed_at.elapsed()
+    );
+    assert_ne!(moved, first);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn different_celld_releases_refuse_deploys_until_they_agree() {
+    let dir = tempfile::tempdir().expect("dir");
+    let bucket = format!("file://{}", dir.path().join("bucket").display());
+    let wrapper = dir.path().join("workerd-next");
+    std::fs::write(
+        &wrapper,
+        format!("#!/bin/sh\nif [ \"$1\" = \"--version\" ]; then echo 'workerd 2099-01-01'; exit 0; fi\nexec '{}' \"$@\"\n", peer("workerd").display()),
+    )
+    .expect("write");
+    std::fs::set_permissions(
+        &wrapper,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .expect("chmod");
+    let a = Node::start(node(&bucket, "vps-a", "eu", vec![])).await;
+    let b = Node::start(node(
+        &bucket,
+        "vps-b",
+        "us",
+        vec![("SCAFO_CELLD_WORKERD".into(), wrapper.display().to_string())],
+    ))
+    .await;
+    let key = a.state_dir.join("admin.jwk");
+    let token = a.admin().token();
+    eventually("both nodes alive", Duration::from_secs(20), || async {
+        let state = call(&a, "GET", "/v1/state", Some(&token), None).await.body;
+        (state["nodes"]
+            .as_array()
+            .map(|n| n.iter().filter(|n| !n["celld"].is_null()).count())
+            == Some(2))
+        .then_some(())
+    })
+    .await;
+    let work = tempfile::tempdir().expect("work");
+    project(&work.path().join("shop"), "shop");
+    let refused = deploy(&b, &key, &work.path().join("shop"), &[]);
+    assert_eq!(refused.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    let problem: Value =
+        serde_json::from_str(stderr.lines().last().unwrap_or_default()).expect("problem");
+    assert_eq!(
+        (problem["status"].as_u64(), problem["code"].as_str()),
+        (Some(409), Some("celld-mismatch"))
+    );
+    let detail = problem["detail"].as_str().unwrap_or_default();
+    assert!(
+        detail.contains("workerd 2026")
+            && detail.contains("workerd 2099-01-01 on vps-b")
+            && detail.contains("scafo freeze"),
+        "{detail}"
+    );
+    // Placed only on the eu node, the eligible nodes agree.
+    let placed = deploy(
+        &b,
+        &key,
+        &work.path().join("shop"),
+        &["--selector", "region=eu"],
+    );
+    assert!(
+        placed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&placed.stderr)
+    );
+}
