@@ -303,3 +303,138 @@ async fn different_celld_releases_refuse_deploys_until_they_agree() {
         String::from_utf8_lossy(&placed.stderr)
     );
 }
+
+fn record(
+    id: &str,
+    state: &str,
+    accepted_by: &str,
+    age: Duration,
+) -> scafo::registry::DeployStatus {
+    let at = scafo::wire::Timestamp::from(std::time::SystemTime::now() - age);
+    serde_json::from_value(serde_json::json!({
+        "v": 1, "id": id, "application": "shop", "state": state, "code": null, "detail": null,
+        "acceptedBy": accepted_by, "caller": "op-admin", "createdAt": at, "updatedAt": at,
+        "source": null, "message": null, "artifact": null, "nodes": {}, "urls": []
+    }))
+    .expect("record")
+}
+
+#[tokio::test]
+async fn the_reaper_fails_abandoned_deploys_and_forgets_old_ones() {
+    let node = Node::start(NodeOptions {
+        env: vec![("SCAFO_COORDINATOR_LEASESECONDS".into(), "3".into())],
+        ..Default::default()
+    })
+    .await;
+    let token = node.admin().token();
+    let store = std::sync::Arc::new(
+        scafo::store::file::FileStore::open(&node.scratch.path().join("bucket")).expect("open"),
+    );
+    let registry = scafo::registry::Registry::new(store.clone());
+    use scafo::names::{AppName, DeployId};
+    use scafo::registry::keys;
+    let (stuck, old, kept) = (
+        DeployId::parse("shop.00000000000000a1").expect("id"),
+        DeployId::parse("shop.00000000000000a2").expect("id"),
+        DeployId::parse("shop.00000000000000a3").expect("id"),
+    );
+    let week = Duration::from_secs(8 * 24 * 3600);
+    registry
+        .create(
+            &keys::deploy(&stuck),
+            &record(
+                stuck.as_str(),
+                "activating",
+                "vps-gone",
+                Duration::from_secs(100),
+            ),
+        )
+        .await
+        .expect("create");
+    registry
+        .create(
+            &keys::deploy(&old),
+            &record(old.as_str(), "failed", "node-a", week),
+        )
+        .await
+        .expect("create");
+    registry
+        .create(
+            &keys::deploy(&kept),
+            &record(kept.as_str(), "live", "node-a", week),
+        )
+        .await
+        .expect("create");
+    for id in [&old, &kept] {
+        scafo::store::ObjectStore::put(&*store, &keys::artifact(id), b"artifact".to_vec())
+            .await
+            .expect("artifact");
+    }
+    let name = AppName::parse("shop").expect("name");
+    let mut app = scafo::registry::ApplicationRecord::new(name.clone());
+    app.release.pending = Some(stuck.clone());
+    app.release.live = Some(kept.clone());
+    registry
+        .create(&keys::application(&name), &app)
+        .await
+        .expect("app");
+
+    let reaped = eventually("the reaper", Duration::from_secs(30), || async {
+        let status = call(
+            &node,
+            "GET",
+            &format!("/v1/deploys/{stuck}"),
+            Some(&token),
+            None,
+        )
+        .await
+        .body;
+        let stored = registry.read(&keys::deploy(&stuck)).await.ok()??;
+        (stored.value.state == scafo::registry::DeployState::Failed).then_some(status)
+    })
+    .await;
+    assert_eq!(reaped["code"], "deploy-timeout");
+    assert!(
+        reaped["detail"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("node vps-gone"),
+        "{reaped}"
+    );
+    let app = registry
+        .read(&keys::application(&name))
+        .await
+        .expect("read")
+        .expect("app");
+    assert_eq!(app.value.release.pending, None, "pending cleared");
+    eventually("old records gone", Duration::from_secs(30), || async {
+        registry
+            .read(&keys::deploy(&old))
+            .await
+            .ok()?
+            .is_none()
+            .then_some(())
+    })
+    .await;
+    assert!(
+        scafo::store::ObjectStore::get(&*store, &keys::artifact(&old))
+            .await
+            .expect("get")
+            .is_none()
+    );
+    assert!(
+        registry
+            .read(&keys::deploy(&kept))
+            .await
+            .expect("read")
+            .is_some(),
+        "the live release's record stays"
+    );
+    assert!(
+        scafo::store::ObjectStore::get(&*store, &keys::artifact(&kept))
+            .await
+            .expect("get")
+            .is_some(),
+        "and its artifact"
+    );
+}

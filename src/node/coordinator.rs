@@ -203,11 +203,19 @@ impl Coordinator {
 /// coordinator's work: the retired-past-grace sweep.
 pub async fn run(shared: Arc<Shared>, mut stop: watch::Receiver<bool>) -> Result<(), NodeError> {
     let interval = shared.coordinator.ttl / 3;
+    // The reaper reads every deploy record: once a TTL is often enough.
+    let mut reaped: Option<Instant> = None;
     loop {
         match shared.coordinator.step(&shared).await {
             Ok(Holder::Me(_)) => {
                 if let Err(e) = super::deletion::sweep(&shared).await {
                     tracing::warn!(error = %e, "retirement sweep failed");
+                }
+                if reaped.is_none_or(|at| at.elapsed() >= shared.coordinator.ttl) {
+                    reaped = Some(Instant::now());
+                    if let Err(e) = super::reaper::reap(&shared).await {
+                        tracing::warn!(error = %e, "reaper pass failed");
+                    }
                 }
             }
             Ok(_) => {}

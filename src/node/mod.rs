@@ -18,6 +18,7 @@ mod error;
 mod forward;
 mod heartbeat;
 pub mod json;
+mod reaper;
 mod reconcile;
 pub mod request;
 mod router;

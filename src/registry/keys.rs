@@ -116,6 +116,15 @@ pub fn application(name: &AppName) -> RecordKey<ApplicationRecord> {
     APPLICATIONS.key(name.as_str())
 }
 
+/// Where every deploy record lives.
+pub const DEPLOYS: &str = "registry/deploys/";
+
+/// The deploy a listed key under [`DEPLOYS`] holds.
+pub fn deploy_of(key: &str) -> Option<DeployId> {
+    let (app, file) = key.strip_prefix(DEPLOYS)?.split_once('/')?;
+    DeployId::parse(&format!("{app}.{}", file.strip_suffix(".json")?))
+}
+
 pub fn deploy(id: &DeployId) -> RecordKey<DeployStatus> {
     RecordKey::new(format!(
         "registry/deploys/{}/{}.json",
