@@ -438,3 +438,92 @@ async fn the_reaper_fails_abandoned_deploys_and_forgets_old_ones() {
         "and its artifact"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_node_that_cannot_start_a_release_fails_it_and_the_previous_keeps_serving() {
+    let dir = tempfile::tempdir().expect("dir");
+    let bucket = format!("file://{}", dir.path().join("bucket").display());
+    // vps-c's runtime refuses to start anything once the marker exists.
+    let marker = dir.path().join("broken");
+    let wrapper = dir.path().join("workerd-flaky");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\nif [ \"$1\" = serve ] && [ -e '{}' ]; then echo 'injected: this node cannot start releases' >&2; exit 1; fi\nexec '{}' \"$@\"\n",
+            marker.display(),
+            peer("workerd").display()
+        ),
+    )
+    .expect("write");
+    std::fs::set_permissions(
+        &wrapper,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .expect("chmod");
+    let a = Node::start(node(&bucket, "vps-a", "eu", vec![])).await;
+    let b = Node::start(node(&bucket, "vps-b", "eu", vec![])).await;
+    let c = Node::start(node(
+        &bucket,
+        "vps-c",
+        "us",
+        vec![("SCAFO_CELLD_WORKERD".into(), wrapper.display().to_string())],
+    ))
+    .await;
+    let key = a.state_dir.join("admin.jwk");
+    let token = a.admin().token();
+    let nodes = [&a, &b, &c];
+    eventually("three alive nodes", Duration::from_secs(20), || async {
+        let state = call(&a, "GET", "/v1/state", Some(&token), None).await.body;
+        let alive = state["nodes"]
+            .as_array()
+            .map(|n| n.iter().filter(|n| n["alive"] == true).count());
+        (alive == Some(3)).then_some(())
+    })
+    .await;
+    let work = tempfile::tempdir().expect("work");
+    project(&work.path().join("shop"), "shop");
+    let first = deploy(&a, &key, &work.path().join("shop"), &[]);
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+
+    std::fs::write(&marker, b"").expect("marker");
+    std::fs::write(
+        work.path().join("shop/index.js"),
+        "export default { fetch() { return new Response('v2'); } };",
+    )
+    .expect("write");
+    let second = deploy(&b, &key, &work.path().join("shop"), &[]);
+    assert_eq!(second.status.code(), Some(1));
+    let status: Value = serde_json::from_slice(&second.stdout).expect("final status");
+    assert_eq!(
+        (status["state"].as_str(), status["code"].as_str()),
+        (Some("failed"), Some("celld-start"))
+    );
+    let detail = status["detail"].as_str().unwrap_or_default();
+    assert!(
+        detail.contains("on node vps-c") && detail.contains("injected"),
+        "{detail}"
+    );
+    for node in nodes {
+        let url = served(node, &token)
+            .await
+            .into_iter()
+            .find(|(name, _)| name == "shop")
+            .map(|(_, url)| url);
+        let url = url.unwrap_or_else(|| panic!("{} stopped serving shop", node.id()));
+        assert_eq!(
+            reqwest::get(&url)
+                .await
+                .expect("get")
+                .text()
+                .await
+                .expect("text"),
+            "shop",
+            "the previous release on {}",
+            node.id()
+        );
+    }
+}
