@@ -527,3 +527,74 @@ async fn a_node_that_cannot_start_a_release_fails_it_and_the_previous_keeps_serv
         );
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn through_traefik_a_killed_node_costs_at_most_its_in_flight_request() {
+    use crate::ingress::{INGRESS, through, traefik};
+    let dir = tempfile::tempdir().expect("dir");
+    let bucket = format!("file://{}", dir.path().join("bucket").display());
+    let with_token = |id: &str, region: &str| {
+        let mut options = node(&bucket, id, region, vec![]);
+        options
+            .args
+            .extend(["--ingress-token".to_owned(), INGRESS.to_owned()]);
+        options
+    };
+    let a = Node::start(with_token("vps-a", "eu")).await;
+    let b = Node::start(with_token("vps-b", "eu")).await;
+    let mut c = Node::start(with_token("vps-c", "us")).await;
+    let key = a.state_dir.join("admin.jwk");
+    let token = a.admin().token();
+    eventually("three alive nodes", Duration::from_secs(20), || async {
+        let state = call(&a, "GET", "/v1/state", Some(&token), None).await.body;
+        let alive = state["nodes"]
+            .as_array()
+            .map(|n| n.iter().filter(|n| n["alive"] == true).count());
+        (alive == Some(3)).then_some(())
+    })
+    .await;
+    let work = tempfile::tempdir().expect("work");
+    project(&work.path().join("shop"), "shop");
+    let done = deploy(&a, &key, &work.path().join("shop"), &[]);
+    assert!(
+        done.status.success(),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+    let proxy = traefik(&a.url);
+    eventually(
+        "three upstreams through traefik",
+        Duration::from_secs(30),
+        || async {
+            let doc = call(&a, "GET", "/v1/ingress/routes", Some(INGRESS), None)
+                .await
+                .body;
+            let upstreams = doc["routes"][0]["upstreams"].as_array().map(Vec::len);
+            (upstreams == Some(3) && through(&proxy, "shop.localhost").await.0 == 200).then_some(())
+        },
+    )
+    .await;
+
+    // A client loop, one request at a time, while vps-c dies.
+    let started = Instant::now();
+    let mut failed = 0;
+    let mut answered = 0;
+    let mut killed = false;
+    while started.elapsed() < Duration::from_secs(25) {
+        if !killed && started.elapsed() > Duration::from_secs(2) {
+            assert!(c.signal_and_wait(libc::SIGKILL).code().is_none());
+            killed = true;
+        }
+        match through(&proxy, "shop.localhost").await {
+            (200, _) => answered += 1,
+            _ => failed += 1,
+        }
+    }
+    eprintln!("through traefik across a SIGKILL: {answered} answered, {failed} failed");
+    assert!(answered > 100, "{answered}");
+    assert!(
+        failed <= 1,
+        "{failed} requests failed; only the one in flight may"
+    );
+    drop(b);
+}

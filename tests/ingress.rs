@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use crate::util::{Node, NodeOptions, call, eventually, free_port, peer, scafo};
 
-const INGRESS: &str = "test-ingress-token-0123456789";
+pub(crate) const INGRESS: &str = "test-ingress-token-0123456789";
 
 fn project(dir: &std::path::Path, name: &str, text: &str) {
     std::fs::create_dir_all(dir).expect("mkdir");
@@ -40,7 +40,7 @@ fn deploy(node: &Node, dir: &std::path::Path) {
     );
 }
 
-struct Traefik {
+pub(crate) struct Traefik {
     child: Child,
     port: u16,
     _dir: tempfile::TempDir,
@@ -53,7 +53,7 @@ impl Drop for Traefik {
     }
 }
 
-fn traefik(node_url: &str) -> Traefik {
+pub(crate) fn traefik(node_url: &str) -> Traefik {
     let dir = tempfile::tempdir().expect("dir");
     let port = free_port();
     let config = dir.path().join("traefik.toml");
@@ -78,7 +78,7 @@ fn traefik(node_url: &str) -> Traefik {
 }
 
 /// One request through Traefik: (status, body).
-async fn through(traefik: &Traefik, host: &str) -> (u16, String) {
+pub(crate) async fn through(traefik: &Traefik, host: &str) -> (u16, String) {
     let sent = reqwest::Client::new()
         .get(format!("http://127.0.0.1:{}/", traefik.port))
         .header("host", host)

@@ -123,13 +123,29 @@ pub struct Traefik<'a> {
 struct TraefikHttp<'a> {
     routers: BTreeMap<String, Router<'a>>,
     services: BTreeMap<String, Service<'a>>,
+    middlewares: BTreeMap<&'static str, Middleware>,
 }
+
+/// A request that could not reach a server (a node that just died) is
+/// tried on another before the client sees a failure.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+enum Middleware {
+    Retry {
+        attempts: u8,
+        #[serde(rename = "initialInterval")]
+        initial_interval: &'static str,
+    },
+}
+
+const RETRY: &str = "scafo-retry";
 
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 struct Router<'a> {
     rule: String,
     service: String,
+    middlewares: [&'static str; 1],
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     entry_points: &'a [String],
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -243,6 +259,7 @@ pub fn traefik<'a>(
     let router = |hosts: &[String], service: &str, domains: Vec<TlsDomain>| Router {
         rule: rule(hosts),
         service: service.to_owned(),
+        middlewares: [RETRY],
         entry_points: &config.traefik_entry_points,
         tls: config
             .traefik_cert_resolver
@@ -285,6 +302,17 @@ pub fn traefik<'a>(
         );
     }
     Traefik {
-        http: TraefikHttp { routers, services },
+        http: TraefikHttp {
+            routers,
+            services,
+            middlewares: [(
+                RETRY,
+                Middleware::Retry {
+                    attempts: 3,
+                    initial_interval: "50ms",
+                },
+            )]
+            .into(),
+        },
     }
 }
