@@ -598,3 +598,82 @@ async fn through_traefik_a_killed_node_costs_at_most_its_in_flight_request() {
     );
     drop(b);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sigterm_leaves_the_routing_documents_before_stopping_applications() {
+    use crate::ingress::INGRESS;
+    let dir = tempfile::tempdir().expect("dir");
+    let bucket = format!("file://{}", dir.path().join("bucket").display());
+    let with_token = |id: &str| {
+        let mut options = node(&bucket, id, "eu", vec![]);
+        options
+            .args
+            .extend(["--ingress-token".to_owned(), INGRESS.to_owned()]);
+        options
+    };
+    let a = Node::start(with_token("vps-a")).await;
+    let mut b = Node::start(with_token("vps-b")).await;
+    let key = a.state_dir.join("admin.jwk");
+    let token = a.admin().token();
+    eventually("two alive nodes", Duration::from_secs(20), || async {
+        let state = call(&a, "GET", "/v1/state", Some(&token), None).await.body;
+        (state["nodes"]
+            .as_array()
+            .map(|n| n.iter().filter(|n| n["alive"] == true).count())
+            == Some(2))
+        .then_some(())
+    })
+    .await;
+    let work = tempfile::tempdir().expect("work");
+    project(&work.path().join("shop"), "shop");
+    assert!(
+        deploy(&a, &key, &work.path().join("shop"), &[])
+            .status
+            .success()
+    );
+    let upstreams = || async {
+        let doc = call(&a, "GET", "/v1/ingress/routes", Some(INGRESS), None)
+            .await
+            .body;
+        doc["routes"][0]["upstreams"]
+            .as_array()
+            .map(|u| {
+                u.iter()
+                    .filter_map(|u| u["node"].as_str().map(str::to_owned))
+                    .collect::<Vec<_>>()
+            })
+            .unwrap_or_default()
+    };
+    eventually("both upstreams", Duration::from_secs(20), || async {
+        (upstreams().await.len() == 2).then_some(())
+    })
+    .await;
+    let b_url = served(&b, &token)
+        .await
+        .into_iter()
+        .find(|(n, _)| n == "shop")
+        .map(|(_, u)| u)
+        .expect("b serves");
+
+    // SIGTERM: b's upstream leaves a's document while b still answers.
+    // SAFETY: kill(2) on this test's node.
+    #[allow(unsafe_code)]
+    unsafe {
+        libc::kill(b.pid().expect("pid") as i32, libc::SIGTERM)
+    };
+    eventually(
+        "b leaving the document",
+        Duration::from_secs(10),
+        || async { (upstreams().await == ["vps-a"]).then_some(()) },
+    )
+    .await;
+    assert_eq!(
+        reqwest::get(&b_url)
+            .await
+            .map(|r| r.status().as_u16())
+            .unwrap_or(0),
+        200,
+        "b still serves while it leaves"
+    );
+    assert!(b.wait_exit(Duration::from_secs(20)).success());
+}

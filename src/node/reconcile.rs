@@ -51,8 +51,33 @@ pub async fn run(shared: Arc<Shared>, mut stop: watch::Receiver<bool>) -> Result
             _ = stop.wait_for(|s| *s) => break,
         }
     }
+    leave(&shared).await;
     stop_all(&shared).await;
     Ok(())
+}
+
+/// Shutting down: first leave the routing documents — the node record says
+/// this node serves nothing, and the other nodes' next passes drop its
+/// upstreams — then give them time to, before the applications stop.
+async fn leave(shared: &Shared) {
+    let running = lock(&shared.runtime.releases)
+        .values()
+        .any(|(_, slot)| matches!(slot, Slot::Running { .. }));
+    if !running {
+        return;
+    }
+    shared
+        .runtime
+        .leaving
+        .store(true, std::sync::atomic::Ordering::Relaxed);
+    match super::heartbeat::report(shared).await {
+        Ok(()) => {
+            let wait = (shared.config.reconcile_interval * 2).min(DRAIN);
+            tracing::info!("left the routing documents; stopping applications in {wait:?}");
+            tokio::time::sleep(wait).await;
+        }
+        Err(e) => tracing::warn!(error = %e, "could not leave the routing documents"),
+    }
 }
 
 /// The releases every application placed on this node wants here.

@@ -35,6 +35,9 @@ pub struct Runtime {
     /// Where each application is placed, as the last pass saw it.
     pub placements: Mutex<BTreeMap<String, crate::registry::Placement>>,
     pub stats: Mutex<ReconcileView>,
+    /// Set while the node shuts down: it serves nothing any more as far as
+    /// its node record (and so every routing document) says.
+    pub leaving: std::sync::atomic::AtomicBool,
 }
 
 impl Runtime {
@@ -49,6 +52,7 @@ impl Runtime {
             releases: Mutex::new(BTreeMap::new()),
             applications: Mutex::new(Vec::new()),
             placements: Mutex::new(BTreeMap::new()),
+            leaving: std::sync::atomic::AtomicBool::new(false),
             stats: Mutex::new(ReconcileView {
                 ready: false,
                 passes: 0,
@@ -66,6 +70,9 @@ impl Runtime {
     /// The running release each application is served by here: its pending
     /// release once that runs, else its live one.
     pub fn serving(&self) -> BTreeMap<String, Serving> {
+        if self.leaving.load(std::sync::atomic::Ordering::Relaxed) {
+            return BTreeMap::new();
+        }
         let releases = lock(&self.releases);
         let applications = lock(&self.applications);
         let mut serving = BTreeMap::new();
