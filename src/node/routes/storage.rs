@@ -47,18 +47,35 @@ fn version(headers: &HeaderMap) -> Result<(), ApiError> {
     }
 }
 
+/// The storage surface's caller: the ingress token, speaking a storage
+/// version this node understands.
+#[derive(Debug)]
+pub struct StorageCaller;
+
+impl axum::extract::FromRequestParts<Arc<Shared>> for StorageCaller {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        shared: &Arc<Shared>,
+    ) -> Result<Self, ApiError> {
+        IngressCaller::from_request_parts(parts, shared).await?;
+        version(&parts.headers)?;
+        Ok(StorageCaller)
+    }
+}
+
 fn missing(key: &str) -> ApiError {
     ApiError::not_found(format!("no stored value at {key}"))
 }
 
 pub async fn put(
     State(shared): State<Arc<Shared>>,
-    _: IngressCaller,
+    _: StorageCaller,
     Path(key): Path<String>,
     headers: HeaderMap,
     body: Body,
 ) -> Result<StatusCode, ApiError> {
-    version(&headers)?;
     let key = checked("key", &key)?;
     let limit = shared.config.storage_object_bytes;
     let too_large = || {
@@ -94,11 +111,9 @@ pub async fn put(
 
 pub async fn get(
     State(shared): State<Arc<Shared>>,
-    _: IngressCaller,
+    _: StorageCaller,
     Path(key): Path<String>,
-    headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    version(&headers)?;
     let key = checked("key", &key)?;
     let object = shared
         .registry
@@ -116,11 +131,9 @@ pub async fn get(
 
 pub async fn head(
     State(shared): State<Arc<Shared>>,
-    _: IngressCaller,
+    _: StorageCaller,
     Path(key): Path<String>,
-    headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    version(&headers)?;
     let key = checked("key", &key)?;
     let meta = shared
         .registry
@@ -141,11 +154,9 @@ pub async fn head(
 /// Removes the value and everything under `<key>/`.
 pub async fn delete(
     State(shared): State<Arc<Shared>>,
-    _: IngressCaller,
+    _: StorageCaller,
     Path(key): Path<String>,
-    headers: HeaderMap,
 ) -> Result<StatusCode, ApiError> {
-    version(&headers)?;
     let key = checked("key", &key)?;
     let store = shared.registry.store();
     store
@@ -197,23 +208,19 @@ async fn list_under(
 
 pub async fn list(
     State(shared): State<Arc<Shared>>,
-    _: IngressCaller,
+    _: StorageCaller,
     Path(prefix): Path<String>,
     Query(query): Query<ListQuery>,
-    headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    version(&headers)?;
     let prefix = checked("prefix", prefix.trim_end_matches('/'))?;
     list_under(&shared, &prefix, &query).await
 }
 
 pub async fn list_root(
     State(shared): State<Arc<Shared>>,
-    _: IngressCaller,
+    _: StorageCaller,
     Query(query): Query<ListQuery>,
-    headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    version(&headers)?;
     list_under(&shared, "", &query).await
 }
 
@@ -221,11 +228,9 @@ pub async fn list_root(
 /// (a lock older than `storage.lockSeconds` is a dead holder's and is taken).
 pub async fn lock(
     State(shared): State<Arc<Shared>>,
-    _: IngressCaller,
+    _: StorageCaller,
     Path(name): Path<String>,
-    headers: HeaderMap,
 ) -> Result<StatusCode, ApiError> {
-    version(&headers)?;
     let name = checked("lock name", &name)?;
     let lapse = shared.config.storage_lock;
     shared
@@ -250,11 +255,9 @@ pub async fn lock(
 /// Release: 204 whether or not it was held.
 pub async fn unlock(
     State(shared): State<Arc<Shared>>,
-    _: IngressCaller,
+    _: StorageCaller,
     Path(name): Path<String>,
-    headers: HeaderMap,
 ) -> Result<StatusCode, ApiError> {
-    version(&headers)?;
     let name = checked("lock name", &name)?;
     shared.registry.remove(&keys::storage_lock(&name)).await?;
     Ok(StatusCode::NO_CONTENT)
