@@ -19,14 +19,22 @@
 //! - [`cli`]: clap definitions for every subcommand; also generates the
 //!   committed completions and man pages.
 //! - [`config`]: node configuration, defaults < file < env < flags, validated once.
-//! - [`names`]: ids and names of the fleet, parsed once.
-//! - [`wire`]: JSON shapes that cross HTTP (problem documents, answers).
-//! - [`auth`]: Ed25519 JWK key files.
-//! - [`store`]: the `ObjectStore` trait with `file` and `s3` backends.
+//! - [`names`]: ids, names, the host claim rule and scope patterns, parsed once.
+//! - [`wire`]: JSON shapes that cross HTTP (problem documents, answers, the
+//!   deploy metadata header, the routing document).
+//! - [`auth`]: Ed25519 JWK key files and EdDSA tokens.
+//! - [`store`]: the `ObjectStore` trait with `file` and `s3` backends (and a
+//!   request-counting wrapper).
 //! - [`registry`]: typed records over the store, the key layout, the CAS helper.
-//! - [`node`]: `scafo sail` — `run(config, listener, shutdown)`, the router,
-//!   routes, the request layer, the heartbeat.
+//! - [`artifact`]: checking and unpacking deploy archives.
+//! - [`celld`]: the runtime — wrangler config, bundling, workerd config,
+//!   supervised processes.
+//! - [`node`]: `scafo sail` — `run(config, listener, shutdown)`; the router and
+//!   routes; the caller extractors; the reconcile pass, the carrier, the
+//!   coordinator (lease, assignment, deletion, reaper) and the routing document.
+//! - [`client`]: the HTTP client every command uses (credentials, tokens, problems).
 //! - [`cmd`]: one file per subcommand; `main.rs` maps their failures to exit codes.
+//! - [`ui`]: terminal output for the client commands.
 //!
 //! The crate is a library with a thin `main.rs` so integration tests and the
 //! benchmark drive the same store, registry and node code the binary runs.
@@ -37,7 +45,8 @@
 //!   the key layout; every registry mutation goes through
 //!   [`registry::Registry::update`].
 //! - Every record carries `"v": 1` and a writer nonce; nothing is written blind.
-//! - `node/` never imports `cmd/`; nothing in `node/` prints to stdout.
+//! - `node/` never imports `cmd/`, `client/` or `ui`; nothing in `node/`
+//!   prints to stdout. `celld/` serves no HTTP route and does no registry I/O.
 //! - Every failure a route answers is an RFC 9457 document whose `code` comes
 //!   from the one table in [`wire::problem`]; a 5xx carries a request id,
 //!   never internal error text.
