@@ -908,14 +908,17 @@ async fn the_coordinator_sweeps_retired_applications_past_grace() {
             .then_some(())
     })
     .await;
-    assert!(
-        !node
-            .scratch
-            .path()
-            .join("bucket/registry/claims/old.example.json~")
-            .exists(),
-        "its claim went with it"
-    );
+    // The record goes first, then its claims.
+    let claim = node
+        .scratch
+        .path()
+        .join("bucket/registry/claims/old.example.json~");
+    eventually(
+        "its claim going with it",
+        Duration::from_secs(10),
+        || async { (!claim.exists()).then_some(()) },
+    )
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -401,12 +401,12 @@ async fn the_reaper_fails_abandoned_deploys_and_forgets_old_ones() {
             .contains("node vps-gone"),
         "{reaped}"
     );
-    let app = registry
-        .read(&keys::application(&name))
-        .await
-        .expect("read")
-        .expect("app");
-    assert_eq!(app.value.release.pending, None, "pending cleared");
+    // The record is written first, then `pending` cleared.
+    eventually("pending cleared", Duration::from_secs(10), || async {
+        let app = registry.read(&keys::application(&name)).await.ok()??;
+        app.value.release.pending.is_none().then_some(())
+    })
+    .await;
     eventually("old records gone", Duration::from_secs(30), || async {
         registry
             .read(&keys::deploy(&old))

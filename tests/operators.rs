@@ -526,3 +526,57 @@ async fn state_is_whole_for_admins_and_nodes_and_scoped_for_others() {
         .await
         .problem(401, "auth-invalid");
 }
+
+#[tokio::test]
+async fn two_admins_removing_each_other_leave_one() {
+    let node = Node::start(NodeOptions::default()).await;
+    let admin = node.admin();
+    let (x, y) = (TestKey::generate("op-x"), TestKey::generate("op-y"));
+    register(
+        &node,
+        &admin,
+        &x,
+        json!({"role": "admin", "applications": ["*"]}),
+    )
+    .await
+    .ok(201);
+    register(
+        &node,
+        &admin,
+        &y,
+        json!({"role": "admin", "applications": ["*"]}),
+    )
+    .await
+    .ok(201);
+    call(
+        &node,
+        "DELETE",
+        "/v1/operators/op-admin",
+        Some(&x.token()),
+        None,
+    )
+    .await
+    .ok(200);
+    let (tx, ty) = (x.token(), y.token());
+    let (one, two) = tokio::join!(
+        call(&node, "DELETE", "/v1/operators/op-y", Some(&tx), None),
+        call(&node, "DELETE", "/v1/operators/op-x", Some(&ty), None),
+    );
+    assert!(
+        one.status != 200 || two.status != 200,
+        "both removals went through: {} {}",
+        one.body,
+        two.body
+    );
+    let mut admins = 0;
+    for key in [&x, &y] {
+        if call(&node, "GET", "/v1/operators", Some(&key.token()), None)
+            .await
+            .status
+            == 200
+        {
+            admins += 1;
+        }
+    }
+    assert!(admins >= 1, "neither op-x nor op-y is left");
+}

@@ -190,7 +190,14 @@ pub async fn release(
             "{name} holds no claim on {host}"
         )));
     }
-    if claim.is_some() {
+    // Released and claimed again by another application meanwhile? Then
+    // the claim is no longer this application's to remove.
+    let still_ours = shared
+        .registry
+        .read(&keys::claim(&host))
+        .await?
+        .is_some_and(|c| c.value.application == name);
+    if claim.is_some() && still_ours {
         shared.registry.remove(&keys::claim(&host)).await?;
     }
     tracing::info!(event = "domain.released", application = %name, %host, actor = %caller.actor(), "domain.released");

@@ -257,6 +257,22 @@ pub async fn remove(
         }
     }
     shared.registry.remove(&keys::operator(&id)).await?;
+    // Two admins removing each other at once both pass the check above:
+    // whoever finds no admin left puts its target back.
+    if target.role == Role::Admin
+        && !all_operators(&shared)
+            .await?
+            .iter()
+            .any(|o| o.role == Role::Admin)
+    {
+        shared
+            .registry
+            .create(&keys::operator(&id), &target)
+            .await?;
+        return Err(ApiError::invalid_input(format!(
+            "{id} was the fleet's last admin key; it stays registered"
+        )));
+    }
     tracing::info!(actor = %me.id, operator = %id, "removed operator key");
     Ok(Json(Removed {
         removed: id.to_string(),
