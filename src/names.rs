@@ -359,6 +359,27 @@ impl<'de> Deserialize<'de> for ScopePattern {
     }
 }
 
+/// A selector as JSON carries it: an object of node-label values, or null
+/// (no constraint). The error names the rule broken.
+pub fn parse_selector(
+    value: &serde_json::Value,
+) -> Result<Option<std::collections::BTreeMap<String, String>>, String> {
+    match value {
+        serde_json::Value::Null => Ok(None),
+        serde_json::Value::Object(pairs) => pairs
+            .iter()
+            .map(|(key, value)| match value {
+                serde_json::Value::String(v) if is_node_label(key, v) => {
+                    Ok((key.clone(), v.clone()))
+                }
+                _ => Err(format!("selector {key}: {NODE_LABEL_RULE}")),
+            })
+            .collect::<Result<_, _>>()
+            .map(Some),
+        _ => Err("selector must be an object of label values, or null".into()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

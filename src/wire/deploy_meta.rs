@@ -9,7 +9,6 @@ use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde_json::{Map, Value};
 
-use crate::names::is_node_label;
 use crate::registry::Replicas;
 
 pub const HEADER: &str = "x-scafo-deploy";
@@ -84,22 +83,8 @@ pub fn decode(header: &str) -> Result<DeployMeta, String> {
             ));
         }
     }
-    match object.get("selector") {
-        None => {}
-        Some(Value::Null) => meta.selector = Some(None),
-        Some(Value::Object(pairs)) => {
-            let mut selector = BTreeMap::new();
-            for (key, value) in pairs {
-                match value {
-                    Value::String(v) if is_node_label(key, v) => {
-                        selector.insert(key.clone(), v.clone());
-                    }
-                    _ => return Err(format!("selector {key}: {}", crate::names::NODE_LABEL_RULE)),
-                }
-            }
-            meta.selector = Some(Some(selector));
-        }
-        Some(_) => return Err("selector must be an object of strings, or null".into()),
+    if let Some(selector) = object.get("selector") {
+        meta.selector = Some(crate::names::parse_selector(selector)?);
     }
     if let Some(replicas) = object.get("replicas") {
         meta.replicas = Some(Replicas::from_json(replicas).ok_or(crate::registry::REPLICAS_RULE)?);

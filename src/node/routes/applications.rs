@@ -14,7 +14,7 @@ use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use crate::names::{AppName, is_node_label};
+use crate::names::AppName;
 use crate::node::caller::{Caller, OperatorCaller};
 use crate::node::json::JsonBody;
 use crate::node::{ApiError, Shared, forward};
@@ -264,29 +264,7 @@ pub async fn selector(
                 "selector must be given: an object of label values, or null to clear it",
             ));
         }
-        Some(Value::Null) => None,
-        Some(Value::Object(pairs)) => {
-            let mut selector = BTreeMap::new();
-            for (key, value) in pairs {
-                match value {
-                    Value::String(v) if is_node_label(key, v) => {
-                        selector.insert(key.clone(), v.clone());
-                    }
-                    _ => {
-                        return Err(ApiError::invalid_input(format!(
-                            "selector {key}: {}",
-                            crate::names::NODE_LABEL_RULE
-                        )));
-                    }
-                }
-            }
-            Some(selector)
-        }
-        Some(_) => {
-            return Err(ApiError::invalid_input(
-                "selector must be an object of label values, or null",
-            ));
-        }
+        Some(given) => crate::names::parse_selector(given).map_err(ApiError::invalid_input)?,
     };
     let record = mutate(&shared, &name, |app| {
         Ok(std::mem::replace(&mut app.selector, selector.clone()) != selector)
