@@ -563,7 +563,7 @@ _scafo() {
             return 0
             ;;
         scafo__subcmd__deploy)
-            opts="-m -y -v -q -h -V --name --env --var --no-bundle --message --selector --replicas --detach --url --key --token --json --yes --verbose --quiet --help --version"
+            opts="-m -y -v -q -h -V --name --env --var --no-bundle --message --selector --replicas --detach --oidc --audience --url --key --token --json --yes --verbose --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -594,6 +594,10 @@ _scafo() {
                     return 0
                     ;;
                 --replicas)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --audience)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -67,11 +67,13 @@ complete -c scafo -n "__fish_scafo_using_subcommand deploy" -l var -d 'Set a var
 complete -c scafo -n "__fish_scafo_using_subcommand deploy" -s m -l message -d 'A note recorded on the deploy' -r
 complete -c scafo -n "__fish_scafo_using_subcommand deploy" -l selector -d 'Run only on nodes with this label; repeatable' -r
 complete -c scafo -n "__fish_scafo_using_subcommand deploy" -l replicas -d 'How many nodes run it: a number, or all' -r
+complete -c scafo -n "__fish_scafo_using_subcommand deploy" -l audience -d 'The audience of the ID token --oidc requests; the nodes\' oidc.audience [default: scafo]' -r
 complete -c scafo -n "__fish_scafo_using_subcommand deploy" -l url -d 'Node API URL [env: SCAFO_URL] [default: http://127.0.0.1:7070]' -r
 complete -c scafo -n "__fish_scafo_using_subcommand deploy" -l key -d 'Operator key file: a JWK with "d" and "kid" [env: SCAFO_KEY]' -r -F
 complete -c scafo -n "__fish_scafo_using_subcommand deploy" -l token -d 'A bearer token to send as it is, e.g. a CI OIDC token [env: SCAFO_TOKEN]' -r
 complete -c scafo -n "__fish_scafo_using_subcommand deploy" -l no-bundle -d 'Upload the modules as they are ("no_bundle": true in the packed copy)'
 complete -c scafo -n "__fish_scafo_using_subcommand deploy" -l detach -d 'Return once the node accepted the deploy, without following it'
+complete -c scafo -n "__fish_scafo_using_subcommand deploy" -l oidc -d 'Authenticate as this GitHub Actions job: its OIDC ID token (the job needs `permissions: id-token: write`)'
 complete -c scafo -n "__fish_scafo_using_subcommand deploy" -l json -d 'Print machine-readable JSON'
 complete -c scafo -n "__fish_scafo_using_subcommand deploy" -s y -l yes -d 'Answer yes to confirmations (needed without a terminal)'
 complete -c scafo -n "__fish_scafo_using_subcommand deploy" -s v -l verbose -d 'More output (-v debug, -vv trace)'

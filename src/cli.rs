@@ -128,6 +128,14 @@ pub struct DeployArgs {
     /// Return once the node accepted the deploy, without following it
     #[arg(long)]
     pub detach: bool,
+
+    /// Authenticate as this GitHub Actions job: its OIDC ID token (the job needs `permissions: id-token: write`)
+    #[arg(long)]
+    pub oidc: bool,
+
+    /// The audience of the ID token --oidc requests; the nodes' oidc.audience [default: scafo]
+    #[arg(long, value_name = "AUD", requires = "oidc")]
+    pub audience: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]

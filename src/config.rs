@@ -45,6 +45,15 @@ const KEYS: &[(&str, Option<&str>)] = &[
     ("ingress.traefik.entryPoints", None),
     ("ingress.traefik.certResolver", None),
     ("retire.graceSeconds", None),
+    ("oidc.issuers", None),
+    ("oidc.audience", None),
+    ("oidc.allowHttp", None),
+];
+
+/// The issuers whose workload tokens a node verifies when none are configured.
+pub const DEFAULT_OIDC_ISSUERS: &[&str] = &[
+    "https://token.actions.githubusercontent.com",
+    "https://gitlab.com",
 ];
 
 /// How the node writes its logs.
@@ -96,6 +105,12 @@ pub struct NodeConfig {
     pub storage_object_bytes: u64,
     /// A storage lock left by a dead holder expires after this.
     pub storage_lock: std::time::Duration,
+    /// Issuers of workload OIDC tokens: the only ones whose keys are fetched.
+    pub oidc_issuers: Vec<String>,
+    /// The `aud` a workload token must carry.
+    pub oidc_audience: String,
+    /// Admit `http://` issuers on loopback (test issuers).
+    pub oidc_allow_http: bool,
 }
 
 /// Where a value came from, for error messages.
@@ -216,8 +231,37 @@ pub fn resolve(flags: &SailArgs, env: Env<'_>) -> Result<NodeConfig, ConfigError
         ));
     }
 
+    let oidc_allow_http = match layers.pick("oidc.allowHttp") {
+        Some((raw, origin)) => boolean(&raw, "oidc.allowHttp", origin)?,
+        None => false,
+    };
+    let oidc_issuers = match layers.pick("oidc.issuers") {
+        None => DEFAULT_OIDC_ISSUERS
+            .iter()
+            .map(|i| (*i).to_owned())
+            .collect(),
+        Some((_, origin)) => {
+            let issuers = layers.list("oidc.issuers", |_| Ok(()))?;
+            for issuer in &issuers {
+                crate::auth::oidc::check_url(issuer, oidc_allow_http).map_err(|rule| {
+                    invalid("oidc.issuers", origin.clone(), format!("{issuer:?} {rule}"))
+                })?;
+            }
+            issuers
+        }
+    };
+
     Ok(NodeConfig {
         node_id,
+        oidc_issuers,
+        oidc_allow_http,
+        oidc_audience: layers
+            .string_with("oidc.audience", |aud| {
+                (!aud.is_empty() && aud.len() <= 256 && !aud.chars().any(char::is_control))
+                    .then(|| aud.to_owned())
+                    .ok_or("must be 1-256 characters")
+            })?
+            .unwrap_or_else(|| crate::auth::token::AUDIENCE.to_owned()),
         labels: layers.labels()?,
         advertise: layers.string_with("node.advertise", http_url)?,
         listen: layers
@@ -779,8 +823,33 @@ mod tests {
             .map(|c| c.state_dir.clone())
             .unwrap_or_default();
         assert_eq!(
-            config.map(|c| c.bucket),
+            config.as_ref().map(|c| c.bucket.clone()),
             Ok(BucketUrl::File(state.join("bucket")))
+        );
+        assert_eq!(
+            config.as_ref().map(|c| (
+                c.oidc_issuers.clone(),
+                c.oidc_audience.as_str(),
+                c.oidc_allow_http
+            )),
+            Ok((
+                vec![
+                    "https://token.actions.githubusercontent.com".to_owned(),
+                    "https://gitlab.com".to_owned()
+                ],
+                "scafo",
+                false
+            ))
+        );
+        // An empty list admits no workload token at all.
+        let none = resolve(
+            &SailArgs::default(),
+            &env_of(&[("HOME", "/h"), ("SCAFO_OIDC_ISSUERS", "")]),
+        );
+        assert_eq!(
+            none.map(|c| c.oidc_issuers.len())
+                .map_err(|e| e.to_string()),
+            Ok(0)
         );
     }
 
@@ -812,6 +881,19 @@ mod tests {
                 "only applies to an s3://",
             ),
             (&[("SCAFO_STATE_DIR", "relative")], "invalid state.dir"),
+            (
+                &[("SCAFO_OIDC_ISSUERS", "http://127.0.0.1:8080")],
+                "invalid oidc.issuers (from environment SCAFO_OIDC_ISSUERS): \"http://127.0.0.1:8080\" must be https://",
+            ),
+            (
+                &[
+                    ("SCAFO_OIDC_ISSUERS", "http://10.0.0.5:8080"),
+                    ("SCAFO_OIDC_ALLOWHTTP", "true"),
+                ],
+                "may be http:// only on a loopback host",
+            ),
+            (&[("SCAFO_OIDC_ALLOWHTTP", "yes")], "invalid oidc.allowHttp"),
+            (&[("SCAFO_OIDC_AUDIENCE", "")], "invalid oidc.audience"),
         ];
         for (pairs, expected) in cases {
             let env = move |name: &str| {

@@ -22,7 +22,8 @@
 //! - [`names`]: ids, names, the host claim rule and scope patterns, parsed once.
 //! - [`wire`]: JSON shapes that cross HTTP (problem documents, answers, the
 //!   deploy metadata header, the routing document).
-//! - [`auth`]: Ed25519 JWK key files and EdDSA tokens.
+//! - [`auth`]: Ed25519 JWK key files and EdDSA tokens; workload OIDC tokens
+//!   (RS256/ES256 against an issuer's JWK Set).
 //! - [`store`]: the `ObjectStore` trait with `file` and `s3` backends (and a
 //!   request-counting wrapper).
 //! - [`registry`]: typed records over the store, the key layout, the CAS helper.
@@ -30,7 +31,8 @@
 //! - [`celld`]: the runtime — wrangler config, bundling, workerd config,
 //!   supervised processes.
 //! - [`node`]: `scafo sail` — `run(config, listener, shutdown)`; the router and
-//!   routes; the caller extractors; the reconcile pass, the carrier, the
+//!   routes; the caller extractors (and workload-token verification with the
+//!   issuers' cached keys); the reconcile pass, the carrier, the
 //!   coordinator (lease, assignment, deletion, reaper) and the routing document.
 //! - [`client`]: the HTTP client every command uses (credentials, tokens, problems).
 //! - [`cmd`]: one file per subcommand; `main.rs` maps their failures to exit codes.

@@ -5,10 +5,9 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use base64::Engine;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde_json::{Value, json};
 
+use crate::util::oidc::{GITHUB_SUBJECT, Issuer, issuer_env};
 use crate::util::{Node, NodeOptions, TestKey, call, eventually};
 
 /// Creates application records as a first deploy would, straight in the bucket.
@@ -44,22 +43,27 @@ async fn operator(node: &Node, admin: &TestKey, id: &str, apps: &[&str]) -> Test
     key
 }
 
-/// A token shaped like a CI workload's (RS256, an issuer, a subject).
-fn workload_token() -> String {
-    let header =
-        URL_SAFE_NO_PAD.encode(json!({"alg": "RS256", "kid": "k1", "typ": "JWT"}).to_string());
-    let now = scafo::auth::token::now();
-    let claims = URL_SAFE_NO_PAD.encode(
-        json!({"iss": "https://token.actions.githubusercontent.com", "sub": "repo:acme/shop:ref:refs/heads/main", "aud": "scafo", "iat": now, "exp": now + 300}).to_string(),
-    );
-    format!("{header}.{claims}.{}", URL_SAFE_NO_PAD.encode([7u8; 256]))
-}
-
 #[tokio::test]
 async fn every_caller_kind_on_every_route() {
-    let node = Node::start(NodeOptions::default()).await;
+    // A verified workload token, trusted by shop: still auth-scope on
+    // every route that is not a deploy route.
+    let issuer = Issuer::start();
+    let node = Node::start(NodeOptions {
+        env: issuer_env(&issuer),
+        ..NodeOptions::default()
+    })
+    .await;
     seed(&node, &["shop", "blog"]).await;
     let admin = node.admin();
+    call(
+        &node,
+        "POST",
+        "/v1/applications/shop/trust",
+        Some(&admin.token()),
+        Some(json!({"trust": [{"issuer": issuer.url(), "subject": "repo:acme/shop:*"}]})),
+    )
+    .await
+    .ok(200);
     let inside = operator(&node, &admin, "op-shop", &["shop", "shop-*"]).await;
     let outside = operator(&node, &admin, "op-blog", &["blog"]).await;
     let node_key = TestKey::node(&node, "node-a");
@@ -68,7 +72,10 @@ async fn every_caller_kind_on_every_route() {
         ("in-scope operator", Some(inside.token())),
         ("out-of-scope operator", Some(outside.token())),
         ("node", Some(node_key.token())),
-        ("workload", Some(workload_token())),
+        (
+            "workload",
+            Some(issuer.token("rsa-1", GITHUB_SUBJECT, json!({}))),
+        ),
         ("none", None),
     ];
     // (method, path, body, expected status per caller in the order above)
@@ -81,73 +88,73 @@ async fn every_caller_kind_on_every_route() {
             "GET",
             "/v1/applications",
             None,
-            [ok, ok, ok, scope, invalid, invalid],
+            [ok, ok, ok, scope, scope, invalid],
         ),
         (
             "GET",
             "/v1/applications/shop",
             None,
-            [ok, ok, scope, scope, invalid, invalid],
+            [ok, ok, scope, scope, scope, invalid],
         ),
         (
             "POST",
             "/v1/applications/shop/block",
             None,
-            [ok, scope, scope, scope, invalid, invalid],
+            [ok, scope, scope, scope, scope, invalid],
         ),
         (
             "POST",
             "/v1/applications/shop/unblock",
             None,
-            [ok, scope, scope, scope, invalid, invalid],
+            [ok, scope, scope, scope, scope, invalid],
         ),
         (
             "POST",
             "/v1/applications/shop/labels",
             Some(json!({"labels": {"plan": "pro"}})),
-            [ok, scope, scope, scope, invalid, invalid],
+            [ok, scope, scope, scope, scope, invalid],
         ),
         (
             "POST",
             "/v1/applications/shop/retire",
             None,
-            [ok, ok, scope, ok, invalid, invalid],
+            [ok, ok, scope, ok, scope, invalid],
         ),
         (
             "POST",
             "/v1/applications/shop/unretire",
             None,
-            [ok, ok, scope, ok, invalid, invalid],
+            [ok, ok, scope, ok, scope, invalid],
         ),
         (
             "POST",
             "/v1/applications/shop/selector",
             Some(json!({"selector": null})),
-            [ok, ok, scope, ok, invalid, invalid],
+            [ok, ok, scope, ok, scope, invalid],
         ),
         (
             "POST",
             "/v1/applications/shop/replicas",
             Some(json!({"replicas": "all"})),
-            [ok, ok, scope, ok, invalid, invalid],
+            [ok, ok, scope, ok, scope, invalid],
         ),
         (
             "POST",
             "/v1/applications/shop/trust",
             Some(json!({"trust": []})),
-            [ok, ok, scope, scope, invalid, invalid],
+            [ok, ok, scope, scope, scope, invalid],
         ),
         (
             "POST",
             "/v1/applications/shop/domains/shop.example",
             None,
-            [ok, ok, scope, scope, invalid, invalid],
+            [ok, ok, scope, scope, scope, invalid],
         ),
         (
             "POST",
             "/v1/applications/shop/domains/shop.example?wildcard=1",
             None,
-            [ok, ok, scope, scope, invalid, invalid],
+            [ok, ok, scope, scope, scope, invalid],
         ),
         (
             "DELETE",
@@ -158,7 +165,7 @@ async fn every_caller_kind_on_every_route() {
                 (409, "retirement-required"),
                 scope,
                 (409, "retirement-required"),
-                invalid,
+                scope,
                 invalid,
             ],
         ),
@@ -177,8 +184,7 @@ async fn every_caller_kind_on_every_route() {
         }
     }
     // Releasing a host: every caller kind, the claim re-made before each.
-    for ((who, token), (status, code)) in
-        callers.iter().zip([ok, ok, scope, scope, invalid, invalid])
+    for ((who, token), (status, code)) in callers.iter().zip([ok, ok, scope, scope, scope, invalid])
     {
         call(
             &node,

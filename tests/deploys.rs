@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use crate::util::{Answer, Node, NodeOptions, TestKey, call, eventually, scafo};
 
 /// A worker importing a relative module and reading two vars.
-fn fixture(dir: &Path, version: &str) {
+pub(crate) fn fixture(dir: &Path, version: &str) {
     std::fs::create_dir_all(dir.join("src")).expect("mkdir");
     std::fs::write(
         dir.join("wrangler.jsonc"),
@@ -34,7 +34,7 @@ fn fixture(dir: &Path, version: &str) {
     .expect("write");
 }
 
-fn deploy_cli(node: &Node, dir: &Path, args: &[&str]) -> std::process::Output {
+pub(crate) fn deploy_cli(node: &Node, dir: &Path, args: &[&str]) -> std::process::Output {
     let mut command = scafo();
     command
         .arg("deploy")
@@ -47,7 +47,7 @@ fn deploy_cli(node: &Node, dir: &Path, args: &[&str]) -> std::process::Output {
 }
 
 /// The URL this node serves `app` at, from `/v1/state`.
-async fn app_url(node: &Node, admin: &TestKey, app: &str) -> Option<String> {
+pub(crate) async fn app_url(node: &Node, admin: &TestKey, app: &str) -> Option<String> {
     let state = call(node, "GET", "/v1/state", Some(&admin.token()), None).await;
     state.body["applications"]
         .as_array()?
@@ -57,7 +57,7 @@ async fn app_url(node: &Node, admin: &TestKey, app: &str) -> Option<String> {
         .map(str::to_owned)
 }
 
-async fn fetch(url: &str) -> (u16, String) {
+pub(crate) async fn fetch(url: &str) -> (u16, String) {
     match reqwest::get(url).await {
         Ok(response) => (
             response.status().as_u16(),
@@ -187,11 +187,11 @@ async fn deploy_switch_without_failed_requests_and_a_failing_start() {
 
 const LIMIT: u64 = 8 << 20;
 
-fn meta(value: Value) -> String {
+pub(crate) fn meta(value: Value) -> String {
     URL_SAFE_NO_PAD.encode(value.to_string())
 }
 
-async fn post_deploy(
+pub(crate) async fn post_deploy(
     node: &Node,
     token: Option<&str>,
     app: &str,
@@ -223,7 +223,7 @@ async fn post_deploy(
 
 /// A gzip'd tar built from raw headers, so it can hold what a well-behaved
 /// packer never writes.
-fn archive(entries: &[(&str, tar::EntryType, &[u8], Option<&str>)]) -> Vec<u8> {
+pub(crate) fn archive(entries: &[(&str, tar::EntryType, &[u8], Option<&str>)]) -> Vec<u8> {
     let mut builder = tar::Builder::new(flate2::write::GzEncoder::new(
         Vec::new(),
         flate2::Compression::fast(),
@@ -244,8 +244,8 @@ fn archive(entries: &[(&str, tar::EntryType, &[u8], Option<&str>)]) -> Vec<u8> {
     builder.into_inner().expect("tar").finish().expect("gzip")
 }
 
-const CONFIG: &[u8] = br#"{"name": "x", "main": "index.js"}"#;
-const FILE: tar::EntryType = tar::EntryType::Regular;
+pub(crate) const CONFIG: &[u8] = br#"{"name": "x", "main": "index.js"}"#;
+pub(crate) const FILE: tar::EntryType = tar::EntryType::Regular;
 
 fn assert_nothing_left(node: &Node) {
     let bucket = node.scratch.path().join("bucket");

@@ -312,7 +312,7 @@ fn record(
 ) -> scafo::registry::DeployStatus {
     let at = scafo::wire::Timestamp::from(std::time::SystemTime::now() - age);
     serde_json::from_value(serde_json::json!({
-        "v": 1, "id": id, "application": "shop", "state": state, "code": null, "detail": null,
+        "v": 1, "id": id, "application": id.split('.').next().unwrap_or_default(), "state": state, "code": null, "detail": null,
         "acceptedBy": accepted_by, "caller": "op-admin", "createdAt": at, "updatedAt": at,
         "source": null, "message": null, "artifact": null, "nodes": {}, "urls": []
     }))
@@ -379,6 +379,24 @@ async fn the_reaper_fails_abandoned_deploys_and_forgets_old_ones() {
         .await
         .expect("app");
 
+    // A pending release naming a failed deploy (its carrier stopped between
+    // recording the failure and clearing pending) is cleared.
+    let blog = AppName::parse("blog").expect("name");
+    let failed = DeployId::parse("blog.00000000000000b1").expect("id");
+    registry
+        .create(
+            &keys::deploy(&failed),
+            &record(failed.as_str(), "failed", "node-a", Duration::from_secs(5)),
+        )
+        .await
+        .expect("create");
+    let mut dangling = scafo::registry::ApplicationRecord::new(blog.clone());
+    dangling.release.pending = Some(failed.clone());
+    registry
+        .create(&keys::application(&blog), &dangling)
+        .await
+        .expect("app");
+
     let reaped = eventually("the reaper", Duration::from_secs(30), || async {
         let status = call(
             &node,
@@ -406,6 +424,15 @@ async fn the_reaper_fails_abandoned_deploys_and_forgets_old_ones() {
         let app = registry.read(&keys::application(&name)).await.ok()??;
         app.value.release.pending.is_none().then_some(())
     })
+    .await;
+    eventually(
+        "a dangling pending cleared",
+        Duration::from_secs(10),
+        || async {
+            let app = registry.read(&keys::application(&blog)).await.ok()??;
+            app.value.release.pending.is_none().then_some(())
+        },
+    )
     .await;
     eventually("old records gone", Duration::from_secs(30), || async {
         registry

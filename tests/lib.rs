@@ -20,3 +20,4 @@ mod request_layer;
 mod sail;
 mod storage;
 mod store;
+mod workload;

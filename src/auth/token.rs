@@ -13,7 +13,7 @@ use ed25519_dalek::{Signature, Signer, SigningKey};
 use serde::Deserialize;
 use serde_json::json;
 
-use super::PublicJwk;
+use super::{PublicJwk, jws};
 
 /// The audience every operator and node token carries.
 pub const AUDIENCE: &str = "scafo";
@@ -83,15 +83,8 @@ struct Header {
 }
 
 #[derive(Deserialize)]
-#[serde(untagged)]
-enum Audience {
-    One(String),
-    Many(Vec<String>),
-}
-
-#[derive(Deserialize)]
 struct Claims {
-    aud: Audience,
+    aud: jws::Audience,
     iat: u64,
     exp: u64,
     jti: String,
@@ -108,42 +101,22 @@ pub struct Unverified<'a> {
 /// The `kid` a token's header names, when the header can be read at all
 /// (for clients reporting which key a raw token belongs to).
 pub fn peek_kid(token: &str) -> Option<String> {
-    let header = token.split('.').next()?;
-    let bytes = URL_SAFE_NO_PAD.decode(header).ok()?;
-    serde_json::from_slice::<Header>(&bytes).ok().map(|h| h.kid)
+    jws::peek_header::<Header>(token).map(|h| h.kid)
 }
 
 /// Checks everything that needs no key: shape, algorithm, audience and time.
 pub fn parse(token: &str, now: u64) -> Result<Unverified<'_>, TokenError> {
-    if token.len() > MAX_TOKEN_BYTES {
-        return Err(TokenError::Malformed);
-    }
-    let mut parts = token.split('.');
-    let (Some(header), Some(payload), Some(signature), None) =
-        (parts.next(), parts.next(), parts.next(), parts.next())
-    else {
-        return Err(TokenError::Malformed);
-    };
-    let decode = |part: &str| {
-        URL_SAFE_NO_PAD
-            .decode(part)
-            .map_err(|_| TokenError::Malformed)
-    };
+    let parts = jws::split(token, MAX_TOKEN_BYTES).ok_or(TokenError::Malformed)?;
     let header: Header =
-        serde_json::from_slice(&decode(header)?).map_err(|_| TokenError::Malformed)?;
+        serde_json::from_slice(&parts.header).map_err(|_| TokenError::Malformed)?;
     if header.alg != "EdDSA" {
         return Err(TokenError::Algorithm);
     }
     if header.kid.is_empty() {
         return Err(TokenError::Malformed);
     }
-    let claims: Claims =
-        serde_json::from_slice(&decode(payload)?).map_err(|_| TokenError::Claims)?;
-    let audience_ok = match &claims.aud {
-        Audience::One(aud) => aud == AUDIENCE,
-        Audience::Many(auds) => auds.iter().any(|a| a == AUDIENCE),
-    };
-    if !audience_ok {
+    let claims: Claims = serde_json::from_slice(&parts.payload).map_err(|_| TokenError::Claims)?;
+    if !claims.aud.includes(AUDIENCE) {
         return Err(TokenError::Audience);
     }
     if claims.jti.is_empty() || claims.jti.len() > 256 {
@@ -161,13 +134,13 @@ pub fn parse(token: &str, now: u64) -> Result<Unverified<'_>, TokenError> {
     if now > claims.exp + LEEWAY {
         return Err(TokenError::Expired);
     }
-    let signature: [u8; 64] = decode(signature)?
+    let signature: [u8; 64] = parts
+        .signature
         .try_into()
         .map_err(|_| TokenError::Malformed)?;
-    let signing_input = &token[..token.rfind('.').ok_or(TokenError::Malformed)?];
     Ok(Unverified {
         kid: header.kid,
-        signing_input,
+        signing_input: parts.signing_input,
         signature: Signature::from_bytes(&signature),
     })
 }

@@ -7,6 +7,8 @@
 //! (`url`, `key`) > the local node: `http://127.0.0.1:7070` with its
 //! bootstrap key (`<state.dir>/admin.jwk`) when this user can read it.
 
+pub mod github;
+
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -34,6 +36,8 @@ pub enum Credential {
     },
     /// A raw bearer (a CI OIDC token, or a token minted elsewhere).
     Token(String),
+    /// The running GitHub Actions job's ID token (`scafo deploy --oidc`).
+    Github(Box<github::GithubOidc>),
 }
 
 impl Credential {
@@ -42,14 +46,16 @@ impl Credential {
         match self {
             Credential::Key { kid, .. } => Some(kid.clone()),
             Credential::Token(token) => token::peek_kid(token),
+            Credential::Github(_) => None,
         }
     }
 
-    fn bearer(&self) -> String {
-        match self {
+    async fn bearer(&self) -> Result<String, Failure> {
+        Ok(match self {
             Credential::Key { key, kid, .. } => token::sign(key.signing_key(), kid, token::now()),
             Credential::Token(token) => token.clone(),
-        }
+            Credential::Github(github) => github.token().await?,
+        })
     }
 
     /// Loads a key file, which must name its operator id in `kid`.
@@ -201,7 +207,7 @@ impl Client {
         let request = self
             .http
             .request(method.clone(), &url)
-            .bearer_auth(credential.bearer())
+            .bearer_auth(credential.bearer().await?)
             .timeout(Duration::from_secs(60));
         let response = build(request).send().await.map_err(|e| {
             Failure::Unreachable(anyhow!(

@@ -14,7 +14,8 @@ use serde_json::{Map, Value, json};
 use super::pack::{self, Edits};
 use super::{Failure, block_on};
 use crate::cli::{DeployArgs, GlobalArgs};
-use crate::client::Client;
+use crate::client::github::GithubOidc;
+use crate::client::{Client, Credential};
 use crate::config::process_env;
 use crate::registry::{DeployState, DeployStatus, Replicas};
 use crate::ui;
@@ -42,7 +43,20 @@ pub fn run(global: &GlobalArgs, args: &DeployArgs) -> Result<(), Failure> {
     // What the node would refuse is refused here, before the upload.
     crate::artifact::inspect_reader(archive.as_slice(), u64::MAX)
         .map_err(|e| Failure::Usage(anyhow!("{}: {e}", args.dir.display())))?;
-    let client = Client::resolve(global, &process_env)?;
+    let mut client = Client::resolve(global, &process_env)?;
+    if args.oidc {
+        if global.key.is_some() || global.token.is_some() {
+            return Err(Failure::Usage(anyhow!(
+                "--oidc authenticates with the job's ID token: drop --key/--token"
+            )));
+        }
+        let audience = args
+            .audience
+            .as_deref()
+            .unwrap_or(crate::auth::token::AUDIENCE);
+        let github = GithubOidc::from_env(&process_env, audience)?;
+        client = client.with_credential(Credential::Github(Box::new(github)));
+    }
     block_on(async {
         ui::say(
             global.quiet,

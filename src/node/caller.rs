@@ -6,6 +6,12 @@
 //! on every node. Every way a token fails is the same `auth-invalid`; the
 //! reason goes to the debug log only, never the token.
 //!
+//! A bearer that is not an EdDSA token is tried as a workload OIDC token
+//! (`node/workload.rs`): only [`DeployCaller`], the extractor of the two
+//! deploy routes, admits one; every other route answers a verified workload
+//! token with `auth-scope` (and one that does not verify with the same
+//! `auth-invalid` as any bad token).
+//!
 //! Guards narrow the caller: [`OperatorCaller`] (a node token is
 //! `auth-scope`) and [`AdminCaller`]. Application scope is checked with
 //! [`Caller::require_reach`] right after authentication, before any other
@@ -17,10 +23,12 @@ use axum::extract::FromRequestParts;
 use axum::http::header::AUTHORIZATION;
 use axum::http::request::Parts;
 
+use super::workload::Workload;
 use super::{ApiError, Shared};
+use crate::auth::oidc::WorkloadError;
 use crate::auth::token::{self, TokenError};
 use crate::names::{NodeId, OperatorId, scope_reaches};
-use crate::registry::{Role, TrustedOperator, keys};
+use crate::registry::{Role, TrustEntry, TrustedOperator, keys};
 use crate::wire::Code;
 
 /// An authenticated caller.
@@ -42,6 +50,11 @@ pub fn auth_invalid() -> ApiError {
 
 fn refuse(reason: TokenError) -> ApiError {
     tracing::debug!(%reason, "token refused");
+    auth_invalid()
+}
+
+fn refuse_workload(reason: WorkloadError) -> ApiError {
+    tracing::debug!(%reason, "workload token refused");
     auth_invalid()
 }
 
@@ -117,8 +130,84 @@ impl FromRequestParts<Arc<Shared>> for Caller {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, shared: &Arc<Shared>) -> Result<Self, ApiError> {
+        match DeployCaller::from_request_parts(parts, shared).await? {
+            DeployCaller::Fleet(caller) => Ok(caller),
+            DeployCaller::Workload(_) => Err(ApiError::new(
+                Code::AuthScope,
+                "a workload token is accepted on the deploy routes only (POST /v1/applications/{name}/deploys, GET /v1/deploys/{id})",
+            )),
+        }
+    }
+}
+
+/// The caller of the deploy routes: an operator or node token, or a
+/// verified workload OIDC token. What a workload may do is decided by the
+/// application's trust policy ([`DeployCaller::require_trust`]).
+#[derive(Debug, Clone)]
+pub enum DeployCaller {
+    Fleet(Caller),
+    Workload(Workload),
+}
+
+impl DeployCaller {
+    /// Verifies an EdDSA token as an operator or node token and anything
+    /// else as a workload token.
+    pub async fn authenticate(shared: &Shared, token: &str) -> Result<DeployCaller, ApiError> {
+        match crate::auth::oidc::peek_alg(token).as_deref() {
+            Some("EdDSA") | None => Caller::authenticate(shared, token)
+                .await
+                .map(DeployCaller::Fleet),
+            Some(_) => shared
+                .workloads
+                .verify(token)
+                .await
+                .map(DeployCaller::Workload)
+                .map_err(refuse_workload),
+        }
+    }
+
+    /// Who this is, for records and logs (`op-9f3c`, `oidc:<iss>#<sub>`).
+    pub fn actor(&self) -> String {
+        match self {
+            DeployCaller::Fleet(caller) => caller.actor(),
+            DeployCaller::Workload(workload) => workload.actor(),
+        }
+    }
+}
+
+/// Does `policy` admit this workload? An entry admits its exact issuer and
+/// its subject exactly, or every subject starting with what precedes a
+/// trailing `*`.
+pub fn trusts(policy: &[TrustEntry], workload: &Workload) -> bool {
+    policy.iter().any(|entry| {
+        entry.issuer == workload.issuer
+            && match entry.subject.strip_suffix('*') {
+                Some(prefix) => workload.subject.starts_with(prefix),
+                None => entry.subject == workload.subject,
+            }
+    })
+}
+
+/// The refusal of a verified workload that no trust entry of `application`
+/// admits, including when there is no such application (a workload token
+/// never creates one, and learns nothing of what exists). It names what the
+/// token presented — what a CI job can act on — and never the policy.
+pub fn trust_mismatch(application: &str, workload: &Workload) -> ApiError {
+    ApiError::new(
+        Code::TrustMismatch,
+        format!(
+            "no trust entry of application {application} admits issuer {} with subject {}; an operator can add one with `scafo apps trust {application} --issuer '{}' --subject '{}'` (a workload token deploys only to an application an operator created)",
+            workload.issuer, workload.subject, workload.issuer, workload.subject
+        ),
+    )
+}
+
+impl FromRequestParts<Arc<Shared>> for DeployCaller {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, shared: &Arc<Shared>) -> Result<Self, ApiError> {
         let token = bearer(parts)?;
-        Caller::authenticate(shared, token).await
+        DeployCaller::authenticate(shared, token).await
     }
 }
 

@@ -26,6 +26,7 @@ mod routes;
 pub mod routing;
 pub mod runtime;
 pub mod state;
+pub mod workload;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -93,6 +94,8 @@ pub struct Shared {
     pub coordinator: coordinator::Coordinator,
     /// For calls to other nodes (forwarded gated calls).
     pub http: reqwest::Client,
+    /// Workload-token verification and the issuers' cached keys.
+    pub workloads: workload::Workloads,
     /// The routing document of the last reconcile pass.
     pub routing: std::sync::Mutex<Option<Arc<crate::wire::routing::FleetRouting>>>,
     /// What the node record said last time this node wrote it.
@@ -168,6 +171,7 @@ pub async fn run(
         runtime: runtime::Runtime::new(celld),
         coordinator: coordinator::Coordinator::new(config.lease, config.node_id.clone()),
         http: reqwest::Client::new(),
+        workloads: workload::Workloads::new(&config),
         routing: std::sync::Mutex::new(None),
         draining: AtomicBool::new(false),
         fleet_id: std::sync::OnceLock::new(),

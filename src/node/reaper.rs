@@ -1,8 +1,10 @@
 //! The coordinator's reaper (DESIGN §9): a deploy nobody carries any more —
 //! not terminal, unmoved for the liveness window, its accepting node not
 //! alive — is recorded `failed`/`deploy-timeout` with the same detail the
-//! read-time judgement gives, and its `pending` cleared; terminal records
-//! older than seven days go, with their artifacts, except the live release's.
+//! read-time judgement gives, and its `pending` cleared; a `pending` still
+//! naming a failed or superseded deploy (its carrier stopped between the two
+//! writes) is cleared too; terminal records older than seven days go, with
+//! their artifacts, except the live release's.
 
 use std::time::Duration;
 
@@ -28,6 +30,10 @@ pub async fn reap(shared: &Shared) -> Result<(), RegistryError> {
         apps.iter()
             .any(|a| a.value.release.live.as_ref() == Some(id))
     };
+    let pending = |id: &DeployId| {
+        apps.iter()
+            .any(|a| a.value.release.pending.as_ref() == Some(id))
+    };
     for object in listing.objects {
         if !matches!(shared.coordinator.holder(), Holder::Me(_)) {
             return Ok(());
@@ -44,7 +50,14 @@ pub async fn reap(shared: &Shared) -> Result<(), RegistryError> {
             if !carried {
                 timeout(shared, &id).await?;
             }
-        } else if record.state.is_terminal() && record.updated_at.age() > RETENTION && !live(&id) {
+        } else if matches!(record.state, DeployState::Failed | DeployState::Superseded)
+            && pending(&id)
+        {
+            // Its carrier (or an earlier pass) stopped between recording the
+            // end and clearing `pending`: finish that step.
+            clear_pending(shared, &id).await?;
+        }
+        if record.state.is_terminal() && record.updated_at.age() > RETENTION && !live(&id) {
             shared.registry.remove(&keys::deploy(&id)).await?;
             shared.registry.store().delete(&keys::artifact(&id)).await?;
             tracing::info!(deploy = %id, "deleted a deploy record past retention");
@@ -80,6 +93,11 @@ async fn timeout(shared: &Shared, id: &DeployId) -> Result<(), RegistryError> {
         return Ok(());
     }
     tracing::info!(deploy = %id, "reaped a deploy its carrier abandoned");
+    clear_pending(shared, id).await
+}
+
+/// Clears the application's `pending` when it still names `id`.
+async fn clear_pending(shared: &Shared, id: &DeployId) -> Result<(), RegistryError> {
     shared
         .registry
         .update(

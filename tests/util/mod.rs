@@ -7,6 +7,8 @@
 
 #![allow(dead_code, unsafe_code)]
 
+pub mod oidc;
+
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

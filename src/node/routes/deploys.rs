@@ -1,7 +1,8 @@
 //! `POST /v1/applications/{name}/deploys` (intake) and `GET /v1/deploys/{id}`.
 //!
 //! Intake runs in the order node-api.txt fixes: the caller is authenticated
-//! (and its scope checked) before the header or the body is read; then the
+//! (and its scope checked — for a workload token, the application's trust
+//! policy) before the header or the body is read; then the
 //! metadata header; the freeze; the application created or checked (and its
 //! placement intent applied); and only then the body, streamed to a file
 //! under the state directory, bounded, and checked as an archive. Nothing is
@@ -21,7 +22,8 @@ use tokio::io::AsyncWriteExt;
 
 use crate::artifact::{self, ArtifactError};
 use crate::names::{AppName, DeployId};
-use crate::node::caller::Caller;
+use crate::node::caller::{self, Caller, DeployCaller};
+use crate::node::workload::Workload;
 use crate::node::{ApiError, Shared, carrier, reconcile};
 use crate::registry::{
     ApplicationRecord, ArtifactInfo, Change, DeployState, DeployStatus, V1, keys,
@@ -53,23 +55,20 @@ impl Drop for TempFile {
 
 pub async fn create(
     State(shared): State<Arc<Shared>>,
-    caller: Caller,
+    caller: DeployCaller,
     UrlPath(name): UrlPath<String>,
     headers: HeaderMap,
     body: Body,
 ) -> Result<(StatusCode, HeaderMap, Json<DeployAnswer>), ApiError> {
-    let operator = match &caller {
-        Caller::Operator(record) => record.id.to_string(),
-        Caller::Node(_) => {
-            return Err(ApiError::new(
-                Code::AuthScope,
-                "deploys take an operator or workload token, not a node token",
-            ));
-        }
-    };
+    if let DeployCaller::Fleet(Caller::Node(_)) = &caller {
+        return Err(ApiError::new(
+            Code::AuthScope,
+            "deploys take an operator or workload token, not a node token",
+        ));
+    }
     let app = AppName::parse(&name)
         .map_err(|rule| malformed(format!("application name {name:?}: {rule}")))?;
-    caller.require_reach(app.as_str())?;
+    let workload = admit_caller(&shared, &caller, &app).await?;
     let meta = match headers.get(deploy_meta::HEADER) {
         None => {
             return Err(malformed(format!(
@@ -93,7 +92,7 @@ pub async fn create(
             ),
         ));
     }
-    let record = admit_application(&shared, &app, &meta).await?;
+    let record = admit_application(&shared, &app, &meta, workload.as_ref()).await?;
     same_celld(&shared, &record).await?;
 
     // The body, only now.
@@ -166,7 +165,7 @@ pub async fn create(
         code: None,
         detail: None,
         accepted_by: shared.id.clone(),
-        caller: operator,
+        caller: caller.actor(),
         created_at: now,
         updated_at: now,
         source: meta.source,
@@ -197,18 +196,51 @@ pub async fn create(
     ))
 }
 
-/// Creates the application on its first deploy, or checks it and applies
-/// the placement intent the metadata carries.
+/// Checks the caller may use `app`'s deploy routes, before any other I/O
+/// for an operator (its scope) and before anything of the request is read
+/// for a workload (the application's trust policy, which a missing
+/// application fails too). Answers the workload, when it is one.
+async fn admit_caller(
+    shared: &Shared,
+    caller: &DeployCaller,
+    app: &AppName,
+) -> Result<Option<Workload>, ApiError> {
+    match caller {
+        DeployCaller::Fleet(fleet) => {
+            fleet.require_reach(app.as_str())?;
+            Ok(None)
+        }
+        DeployCaller::Workload(workload) => {
+            let record = shared.registry.read(&keys::application(app)).await?;
+            match record {
+                Some(record) if caller::trusts(&record.value.trust, workload) => {
+                    Ok(Some(workload.clone()))
+                }
+                _ => Err(caller::trust_mismatch(app.as_str(), workload)),
+            }
+        }
+    }
+}
+
+/// Creates the application on its first deploy (never for a workload), or
+/// checks it — and a workload's trust, against the record being written —
+/// and applies the placement intent the metadata carries.
 async fn admit_application(
     shared: &Shared,
     app: &AppName,
     meta: &DeployMeta,
+    workload: Option<&Workload>,
 ) -> Result<ApplicationRecord, ApiError> {
     let stored = shared
         .registry
         .update(
             &keys::application(app),
             |current: Option<&ApplicationRecord>| {
+                if let Some(workload) = workload
+                    && !current.is_some_and(|r| caller::trusts(&r.trust, workload))
+                {
+                    return Err(caller::trust_mismatch(app.as_str(), workload));
+                }
                 let mut next = match current {
                     None => ApplicationRecord::new(app.clone()),
                     Some(record) if record.blocked => {
@@ -312,7 +344,7 @@ async fn receive(body: Body, path: &Path, limit: u64) -> Result<(u64, String), A
 
 pub async fn get(
     State(shared): State<Arc<Shared>>,
-    caller: Caller,
+    caller: DeployCaller,
     UrlPath(id): UrlPath<String>,
 ) -> Result<Json<DeployStatus>, ApiError> {
     // A non-id names no application: the caller was verified (as against
@@ -323,7 +355,7 @@ pub async fn get(
         )));
     };
     let app = id.application();
-    caller.require_reach(app.as_str())?;
+    admit_caller(&shared, &caller, &app).await?;
     let record = shared
         .registry
         .read(&keys::deploy(&id))

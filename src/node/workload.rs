@@ -1,0 +1,256 @@
+//! Workload OIDC tokens on the node: the issuers' keys, fetched and cached,
+//! and the verification that uses them (DESIGN §7).
+//!
+//! A node fetches keys only from the issuers `oidc.issuers` lists, and only
+//! after the token's other claims held up: OpenID discovery
+//! (`<iss>/.well-known/openid-configuration`, whose `issuer` must be the
+//! token's) names the `jwks_uri`, and the key set is kept for [`KEYS_TTL`].
+//! With warm keys verification makes no network call at all. A token naming
+//! a `kid` the cached set lacks (the issuer rotated) refetches the set, at
+//! most once a [`KID_REFETCH`] per issuer, so forged `kid`s cannot make a
+//! node hammer an issuer. When a refetch fails, the keys held keep working;
+//! with none held the token is `auth-invalid` like any other that cannot be
+//! verified. Fetches of one issuer are single-flight.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
+
+use futures_util::StreamExt;
+
+use crate::auth::oidc::{self, Algorithm, KeySet, WorkloadError};
+use crate::config::NodeConfig;
+
+/// How long a fetched key set is used before it is fetched again.
+pub const KEYS_TTL: Duration = Duration::from_secs(600);
+/// The shortest interval between two refetches for an unknown `kid`.
+pub const KID_REFETCH: Duration = Duration::from_secs(60);
+/// The shortest interval between two attempts after a failed fetch.
+pub const FAILED_RETRY: Duration = Duration::from_secs(5);
+/// Bound on a discovery document or key set.
+const DOCUMENT_BYTES: usize = 256 * 1024;
+
+/// A verified workload: who the CI system says is calling.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Workload {
+    pub issuer: String,
+    pub subject: String,
+}
+
+impl Workload {
+    /// How deploy records name this caller: `oidc:<iss>#<sub>`.
+    pub fn actor(&self) -> String {
+        format!("oidc:{}#{}", self.issuer, self.subject)
+    }
+}
+
+/// The keys this node holds for one issuer.
+#[derive(Debug, Default)]
+struct Held {
+    keys: Option<(Arc<KeySet>, Instant)>,
+}
+
+#[derive(Debug, Default)]
+struct Fetching {
+    last_kid_refetch: Option<Instant>,
+    last_failure: Option<Instant>,
+}
+
+#[derive(Debug, Default)]
+struct Issuer {
+    held: RwLock<Held>,
+    /// Held while fetching: one fetch per issuer at a time.
+    fetching: tokio::sync::Mutex<Fetching>,
+}
+
+/// The node's workload-token verifier and its key cache.
+#[derive(Debug)]
+pub struct Workloads {
+    issuers: Vec<String>,
+    audience: String,
+    allow_http: bool,
+    http: reqwest::Client,
+    cache: Mutex<HashMap<String, Arc<Issuer>>>,
+    fetches: std::sync::atomic::AtomicU64,
+}
+
+impl Workloads {
+    pub fn new(config: &NodeConfig) -> Workloads {
+        let http = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .connect_timeout(Duration::from_secs(3))
+            .timeout(Duration::from_secs(5))
+            .user_agent(concat!("scafo/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .unwrap_or_default();
+        Workloads {
+            issuers: config.oidc_issuers.clone(),
+            audience: config.oidc_audience.clone(),
+            allow_http: config.oidc_allow_http,
+            http,
+            cache: Mutex::new(HashMap::new()),
+            fetches: std::sync::atomic::AtomicU64::new(0),
+        }
+    }
+
+    /// How many key-set fetches this node has attempted (for its logs).
+    pub fn fetches(&self) -> u64 {
+        self.fetches.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Verifies a workload token: claims, then the issuer's keys.
+    pub async fn verify(&self, token: &str) -> Result<Workload, WorkloadError> {
+        let unverified = oidc::parse(
+            token,
+            &self.issuers,
+            &self.audience,
+            crate::auth::token::now(),
+        )?;
+        let keys = self
+            .keys(
+                &unverified.issuer,
+                unverified.kid.as_deref(),
+                unverified.algorithm,
+            )
+            .await?;
+        unverified.verify(&keys)?;
+        Ok(Workload {
+            issuer: unverified.issuer,
+            subject: unverified.subject,
+        })
+    }
+
+    fn issuer(&self, issuer: &str) -> Arc<Issuer> {
+        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+        Arc::clone(cache.entry(issuer.to_owned()).or_default())
+    }
+
+    /// The key set to verify with: the held one when it is fresh and has a
+    /// key for the token, otherwise whatever a (rate-limited) fetch gives.
+    async fn keys(
+        &self,
+        issuer: &str,
+        kid: Option<&str>,
+        algorithm: Algorithm,
+    ) -> Result<Arc<KeySet>, WorkloadError> {
+        let entry = self.issuer(issuer);
+        let held = |entry: &Issuer| {
+            entry
+                .held
+                .read()
+                .unwrap_or_else(|p| p.into_inner())
+                .keys
+                .clone()
+        };
+        if let Some((keys, at)) = held(&entry)
+            && at.elapsed() < KEYS_TTL
+            && keys.has(kid, algorithm)
+        {
+            return Ok(keys);
+        }
+        let mut fetching = entry.fetching.lock().await;
+        // Another request may have fetched while this one waited.
+        let current = held(&entry);
+        let now = Instant::now();
+        let since = |t: Option<Instant>| t.map(|t| now.duration_since(t));
+        let want = match &current {
+            None => true,
+            Some((_, at)) if at.elapsed() >= KEYS_TTL => true,
+            Some((keys, _)) if !keys.has(kid, algorithm) => {
+                since(fetching.last_kid_refetch).is_none_or(|d| d >= KID_REFETCH)
+            }
+            Some((keys, _)) => return Ok(Arc::clone(keys)),
+        };
+        let may = since(fetching.last_failure).is_none_or(|d| d >= FAILED_RETRY);
+        if want && may {
+            if current
+                .as_ref()
+                .is_some_and(|(_, at)| at.elapsed() < KEYS_TTL)
+            {
+                fetching.last_kid_refetch = Some(now);
+            }
+            self.fetches
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            match self.fetch(issuer).await {
+                Ok(keys) => {
+                    fetching.last_failure = None;
+                    tracing::info!(issuer, keys = keys.len(), "workload issuer keys fetched");
+                    let keys = Arc::new(keys);
+                    entry.held.write().unwrap_or_else(|p| p.into_inner()).keys =
+                        Some((Arc::clone(&keys), Instant::now()));
+                    return Ok(keys);
+                }
+                Err(why) => {
+                    fetching.last_failure = Some(now);
+                    tracing::warn!(issuer, %why, "workload issuer keys could not be fetched");
+                    if current.is_none() {
+                        return Err(WorkloadError::Keys(why));
+                    }
+                }
+            }
+        }
+        match current {
+            Some((keys, _)) => Ok(keys),
+            None => Err(WorkloadError::Keys(
+                "fetched recently without success".to_owned(),
+            )),
+        }
+    }
+
+    /// Discovery, then the key set.
+    async fn fetch(&self, issuer: &str) -> Result<KeySet, String> {
+        #[derive(serde::Deserialize)]
+        struct Discovery {
+            issuer: String,
+            jwks_uri: String,
+        }
+        let discovery_url = format!(
+            "{}/.well-known/openid-configuration",
+            issuer.trim_end_matches('/')
+        );
+        let body = self.get(&discovery_url).await?;
+        let discovery: Discovery = serde_json::from_slice(&body)
+            .map_err(|e| format!("{discovery_url}: not an OpenID discovery document: {e}"))?;
+        if discovery.issuer != issuer {
+            return Err(format!(
+                "{discovery_url} names issuer {:?}, not {issuer:?}",
+                discovery.issuer
+            ));
+        }
+        oidc::check_url(&discovery.jwks_uri, self.allow_http)
+            .map_err(|rule| format!("jwks_uri {:?} {rule}", discovery.jwks_uri))?;
+        let body = self.get(&discovery.jwks_uri).await?;
+        KeySet::parse(&body).map_err(|e| format!("{}: {e}", discovery.jwks_uri))
+    }
+
+    async fn get(&self, url: &str) -> Result<Vec<u8>, String> {
+        let response = self
+            .http
+            .get(url)
+            .header(reqwest::header::ACCEPT, "application/json")
+            .send()
+            .await
+            .map_err(|e| format!("{url}: {}", root_cause(&e)))?;
+        if !response.status().is_success() {
+            return Err(format!("{url} answered {}", response.status()));
+        }
+        let mut body = Vec::new();
+        let mut stream = response.bytes_stream();
+        while let Some(chunk) = stream.next().await {
+            let chunk = chunk.map_err(|e| format!("{url}: {e}"))?;
+            if body.len() + chunk.len() > DOCUMENT_BYTES {
+                return Err(format!("{url}: larger than {DOCUMENT_BYTES} bytes"));
+            }
+            body.extend_from_slice(&chunk);
+        }
+        Ok(body)
+    }
+}
+
+fn root_cause(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut cause = err;
+    while let Some(next) = cause.source() {
+        cause = next;
+    }
+    cause.to_string()
+}
