@@ -48,6 +48,7 @@ const KEYS: &[(&str, Option<&str>)] = &[
     ("oidc.issuers", None),
     ("oidc.audience", None),
     ("oidc.allowHttp", None),
+    ("oidc.keysSeconds", None),
 ];
 
 /// The issuers whose workload tokens a node verifies when none are configured.
@@ -111,6 +112,8 @@ pub struct NodeConfig {
     pub oidc_audience: String,
     /// Admit `http://` issuers on loopback (test issuers).
     pub oidc_allow_http: bool,
+    /// How long an issuer's fetched keys are used before they are fetched again.
+    pub oidc_keys_ttl: std::time::Duration,
 }
 
 /// Where a value came from, for error messages.
@@ -255,6 +258,7 @@ pub fn resolve(flags: &SailArgs, env: Env<'_>) -> Result<NodeConfig, ConfigError
         node_id,
         oidc_issuers,
         oidc_allow_http,
+        oidc_keys_ttl: seconds(&layers, "oidc.keysSeconds", 600, 1..=86_400)?,
         oidc_audience: layers
             .string_with("oidc.audience", |aud| {
                 (!aud.is_empty() && aud.len() <= 256 && !aud.chars().any(char::is_control))

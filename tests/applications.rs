@@ -340,6 +340,8 @@ async fn setters_check_their_bodies_and_missing_applications() {
         json!({}),
         json!({"trust": [{"issuer": "nope", "subject": "x"}]}),
         json!({"trust": [{"issuer": "https://i", "subject": "a*b"}]}),
+        json!({"trust": [{"issuer": "https://i", "subject": "*"}]}),
+        json!({"trust": [{"issuer": "https://i", "subject": "repo:acme/shop*"}]}),
     ] {
         call(
             &node,

@@ -11,7 +11,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde_json::{Value, json};
 
 use crate::deploys::{CONFIG, FILE, app_url, archive, fetch, fixture, meta, post_deploy};
-use crate::util::oidc::{GITHUB_SUBJECT, Issuer, REQUEST_TOKEN, issuer_env};
+use crate::util::oidc::{GITHUB_SUBJECT, Issuer, REQUEST_TOKEN, issuer_env, issuers_env};
 use crate::util::{Answer, Node, NodeOptions, call, eventually, scafo};
 
 const MAIN: &str = "repo:acme/shop:ref:refs/heads/main";
@@ -73,9 +73,10 @@ fn hs256(token_claims: &Value, secret: &[u8]) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn workload_tokens_deploy_under_the_trust_policy_only() {
     let issuer = Issuer::start();
+    let other = Issuer::start();
     let unlisted = Issuer::start();
     let node = Node::start(NodeOptions {
-        env: issuer_env(&issuer),
+        env: issuers_env(&[&issuer, &other]),
         ..NodeOptions::default()
     })
     .await;
@@ -121,7 +122,8 @@ async fn workload_tokens_deploy_under_the_trust_policy_only() {
         "one discovery and one key-set fetch so far"
     );
 
-    // RS256 on the exact subject; ES256 on the glob.
+    // RS256 on the exact subject; ES256 on the glob; a token without a kid
+    // (the keys of its algorithm are tried).
     let accepted = deploy(&node, &main, "shop").await;
     let record = accepted.ok(202)["deploy"].clone();
     assert_eq!(record["caller"], format!("oidc:{}#{MAIN}", issuer.url()));
@@ -137,6 +139,13 @@ async fn workload_tokens_deploy_under_the_trust_policy_only() {
     assert_eq!(status.ok(200)["caller"], record["caller"]);
     let prod = issuer.token("ec-1", "repo:acme/shop:environment:prod", json!({}));
     deploy(&node, &prod, "shop").await.ok(202);
+
+    let no_kid = issuer.sign_as(
+        "rsa-1",
+        json!({"alg": "RS256", "typ": "JWT"}),
+        issuer.claims(MAIN, json!({})),
+    );
+    deploy(&node, &no_kid, "shop").await.ok(202);
 
     // Verified with warm keys: no request to the issuer per call.
     for _ in 0..40 {
@@ -187,11 +196,35 @@ async fn workload_tokens_deploy_under_the_trust_policy_only() {
         .await
         .problem(403, "trust-mismatch");
     }
+    // Another listed issuer, the same subject: the policy names the issuer too.
+    let elsewhere = other.token("ec-1", MAIN, json!({}));
+    let answer = deploy(&node, &elsewhere, "shop").await;
+    answer.problem(403, "trust-mismatch");
+    assert!(
+        answer.body["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains(other.url())),
+        "{}",
+        answer.body
+    );
     // A trusted workload reaches no other application, existing or not.
-    deploy(&node, &admin.token(), "blog").await.ok(202);
+    let blog = deploy(&node, &admin.token(), "blog").await;
+    let blog_id = blog.ok(202)["deploy"]["id"]
+        .as_str()
+        .expect("id")
+        .to_owned();
     deploy(&node, &main, "blog")
         .await
         .problem(403, "trust-mismatch");
+    call(
+        &node,
+        "GET",
+        &format!("/v1/deploys/{blog_id}"),
+        Some(&main),
+        None,
+    )
+    .await
+    .problem(403, "trust-mismatch");
 
     // Tokens that do not hold up: all the same 401.
     let forged_issuer = unlisted.sign(
@@ -237,15 +270,26 @@ async fn workload_tokens_deploy_under_the_trust_policy_only() {
                 issuer.jwks_text().as_bytes(),
             ),
         ),
-        ("unknown kid, inside the refetch window", {
-            issuer.token("rsa-1", MAIN, json!({})).replacen(
-                &URL_SAFE_NO_PAD
-                    .encode(json!({"alg": "RS256", "typ": "JWT", "kid": "rsa-1"}).to_string()),
-                &URL_SAFE_NO_PAD
-                    .encode(json!({"alg": "RS256", "typ": "JWT", "kid": "nope"}).to_string()),
-                1,
-            )
-        }),
+        (
+            "unknown kid (refetched once, then within the refetch window)",
+            issuer.sign_as(
+                "rsa-1",
+                json!({"alg": "RS256", "typ": "JWT", "kid": "nope"}),
+                issuer.claims(MAIN, json!({})),
+            ),
+        ),
+        (
+            "ES256 header naming the RSA key",
+            issuer.sign_as(
+                "rsa-1",
+                json!({"alg": "ES256", "typ": "JWT", "kid": "rsa-1"}),
+                issuer.claims(MAIN, json!({})),
+            ),
+        ),
+        (
+            "control characters in the subject",
+            issuer.token("rsa-1", "repo:acme/shop:\u{1b}[2J", json!({})),
+        ),
     ];
     for (what, token) in &cases {
         assert_invalid(&deploy(&node, token, "shop").await, what);
@@ -340,7 +384,10 @@ async fn rotation_and_an_issuer_outage() {
     })
     .await;
     let admin = node.admin();
-    deploy(&node, &admin.token(), "shop").await.ok(202);
+    let id = deploy(&node, &admin.token(), "shop").await.ok(202)["deploy"]["id"]
+        .as_str()
+        .expect("id")
+        .to_owned();
     call(
         &node,
         "POST",
@@ -350,14 +397,16 @@ async fn rotation_and_an_issuer_outage() {
     )
     .await
     .ok(200);
-    let id = deploy(&node, &issuer.token("rsa-1", MAIN, json!({})), "shop")
-        .await
-        .ok(202)["deploy"]["id"]
-        .as_str()
-        .expect("id")
-        .to_owned();
     let path = format!("/v1/deploys/{id}");
-    assert_eq!(issuer.hits(), (1, 1));
+
+    // Twenty requests at once on a cold cache: one fetch between them.
+    let first = issuer.token("rsa-1", MAIN, json!({}));
+    let answers = futures_util::future::join_all(
+        (0..20).map(|_| call(&node, "GET", &path, Some(&first), None)),
+    )
+    .await;
+    assert!(answers.iter().all(|a| a.status == 200));
+    assert_eq!(issuer.hits(), (1, 1), "concurrent cold requests fetch once");
 
     // The issuer rotates: a token under the new kid refetches, then verifies.
     issuer.rotate("rsa-2");
@@ -521,7 +570,11 @@ async fn scafo_deploy_oidc_as_a_github_actions_job() {
         String::from_utf8_lossy(&deployed.stderr)
     );
     assert!(stdout.contains("is live"), "{stdout}");
-    assert!(!stdout.contains(&issuer.token("rsa-1", GITHUB_SUBJECT, json!({}))[..20]));
+    // The job's token appears nowhere in what the client printed.
+    let header =
+        URL_SAFE_NO_PAD.encode(json!({"alg": "RS256", "typ": "JWT", "kid": "rsa-1"}).to_string());
+    let printed = format!("{stdout}{}", String::from_utf8_lossy(&deployed.stderr));
+    assert!(!printed.contains(&header[..16]), "{printed}");
     let url = app_url(&node, &admin, "hello").await.expect("served");
     assert_eq!(fetch(&url).await, (200, "HI CI V2".to_owned()));
     let deploys = call(
@@ -547,5 +600,60 @@ async fn scafo_deploy_oidc_as_a_github_actions_job() {
     assert_eq!(
         record.ok(200)["caller"],
         format!("oidc:{}#{GITHUB_SUBJECT}", issuer.url())
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn held_keys_are_refreshed_after_their_ttl() {
+    let issuer = Issuer::start();
+    let mut env = issuer_env(&issuer);
+    env.push(("SCAFO_OIDC_KEYSSECONDS".into(), "1".into()));
+    let node = Node::start(NodeOptions {
+        env,
+        ..NodeOptions::default()
+    })
+    .await;
+    let admin = node.admin();
+    let id = deploy(&node, &admin.token(), "shop").await.ok(202)["deploy"]["id"]
+        .as_str()
+        .expect("id")
+        .to_owned();
+    call(
+        &node,
+        "POST",
+        "/v1/applications/shop/trust",
+        Some(&admin.token()),
+        Some(json!({"trust": [{"issuer": issuer.url(), "subject": MAIN}]})),
+    )
+    .await
+    .ok(200);
+    let path = format!("/v1/deploys/{id}");
+    let token = issuer.token("ec-1", MAIN, json!({}));
+    call(&node, "GET", &path, Some(&token), None).await.ok(200);
+    assert_eq!(issuer.hits(), (1, 1));
+    // Past the TTL, a request refreshes the keys (and is answered).
+    eventually("a refresh after the TTL", Duration::from_secs(10), || {
+        let (node, path, token, issuer) = (&node, &path, &token, &issuer);
+        async move {
+            let answer = call(node, "GET", path, Some(token), None).await;
+            assert_eq!(answer.status, 200, "{}", answer.body);
+            (issuer.hits() == (2, 2)).then_some(())
+        }
+    })
+    .await;
+    // With the issuer down, stale keys keep answering; failed refreshes are
+    // spaced out rather than tried on every request.
+    issuer.set_down(true);
+    let down_at = issuer.hits();
+    let started = std::time::Instant::now();
+    let mut answered = 0;
+    while started.elapsed() < Duration::from_secs(3) {
+        call(&node, "GET", &path, Some(&token), None).await.ok(200);
+        answered += 1;
+    }
+    let attempts = issuer.hits().0 - down_at.0;
+    assert!(
+        (1..=2).contains(&attempts),
+        "{attempts} discovery attempts over {answered} requests in 3 s"
     );
 }

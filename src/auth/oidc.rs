@@ -124,7 +124,7 @@ pub fn parse<'a>(
     if !issuers.contains(&claims.iss) {
         return Err(WorkloadError::Issuer);
     }
-    if claims.sub.is_empty() || claims.sub.len() > 1024 {
+    if claims.sub.is_empty() || claims.sub.len() > 1024 || claims.sub.contains(char::is_control) {
         return Err(WorkloadError::Claims);
     }
     if !claims.aud.includes(audience) {
@@ -336,6 +336,19 @@ pub fn check_url(url: &str, allow_http: bool) -> Result<(), &'static str> {
     Ok(())
 }
 
+/// Whether `url` has the issuer's scheme, host and port.
+pub fn same_origin(issuer: &str, url: &str) -> bool {
+    fn origin(url: &str) -> Option<(&str, &str)> {
+        let (scheme, rest) = url.split_once("://")?;
+        let authority = rest.split('/').next()?;
+        Some((scheme, authority))
+    }
+    match (origin(issuer), origin(url)) {
+        (Some((a, b)), Some((c, d))) => a.eq_ignore_ascii_case(c) && b.eq_ignore_ascii_case(d),
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -492,5 +505,38 @@ mod tests {
         assert!(check_url("https://host/?q", false).is_err());
         assert!(check_url("ftp://host", true).is_err());
         assert!(check_url("https://", true).is_err());
+    }
+
+    #[test]
+    fn key_sets_come_from_the_issuers_origin() {
+        let github = "https://token.actions.githubusercontent.com";
+        assert!(same_origin(
+            github,
+            "https://token.actions.githubusercontent.com/.well-known/jwks"
+        ));
+        assert!(same_origin(
+            "https://gitlab.com",
+            "https://gitlab.com/oauth/discovery/keys"
+        ));
+        assert!(same_origin(
+            "http://127.0.0.1:9/tenant",
+            "http://127.0.0.1:9/jwks"
+        ));
+        assert!(!same_origin(
+            github,
+            "https://token.actions.githubusercontent.com.evil.example/jwks"
+        ));
+        assert!(!same_origin(
+            github,
+            "http://token.actions.githubusercontent.com/jwks"
+        ));
+        assert!(!same_origin(
+            "http://127.0.0.1:9",
+            "http://127.0.0.1:10/jwks"
+        ));
+        assert!(!same_origin(
+            github,
+            "https://evil.example/token.actions.githubusercontent.com"
+        ));
     }
 }

@@ -196,8 +196,8 @@ pub fn trust_mismatch(application: &str, workload: &Workload) -> ApiError {
     ApiError::new(
         Code::TrustMismatch,
         format!(
-            "no trust entry of application {application} admits issuer {} with subject {}; an operator can add one with `scafo apps trust {application} --issuer '{}' --subject '{}'` (a workload token deploys only to an application an operator created)",
-            workload.issuer, workload.subject, workload.issuer, workload.subject
+            "no trust entry of application {application} admits issuer {:?} with subject {:?}; an operator of {application} can add an entry for it to the trust policy (a workload token deploys only to an application an operator created)",
+            workload.issuer, workload.subject
         ),
     )
 }

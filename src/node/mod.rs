@@ -162,6 +162,8 @@ pub async fn run(
         }
     }
     tracing::info!(node = %config.node_id, api = %bound, registry = %store.location(), state = %local.dir.display(), "scafo {} sailing", crate::VERSION);
+    let workloads = workload::Workloads::new(&config)
+        .map_err(|e| NodeError::State(format!("cannot build the OIDC key client: {e}")))?;
     let shared = Arc::new(Shared {
         id: config.node_id.clone(),
         registry: Registry::new(store),
@@ -171,7 +173,7 @@ pub async fn run(
         runtime: runtime::Runtime::new(celld),
         coordinator: coordinator::Coordinator::new(config.lease, config.node_id.clone()),
         http: reqwest::Client::new(),
-        workloads: workload::Workloads::new(&config),
+        workloads,
         routing: std::sync::Mutex::new(None),
         draining: AtomicBool::new(false),
         fleet_id: std::sync::OnceLock::new(),

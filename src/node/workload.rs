@@ -4,13 +4,15 @@
 //! A node fetches keys only from the issuers `oidc.issuers` lists, and only
 //! after the token's other claims held up: OpenID discovery
 //! (`<iss>/.well-known/openid-configuration`, whose `issuer` must be the
-//! token's) names the `jwks_uri`, and the key set is kept for [`KEYS_TTL`].
+//! token's) names the `jwks_uri`, and the key set is kept for
+//! `oidc.keysSeconds` (10 minutes by default).
 //! With warm keys verification makes no network call at all. A token naming
 //! a `kid` the cached set lacks (the issuer rotated) refetches the set, at
 //! most once a [`KID_REFETCH`] per issuer, so forged `kid`s cannot make a
 //! node hammer an issuer. When a refetch fails, the keys held keep working;
 //! with none held the token is `auth-invalid` like any other that cannot be
-//! verified. Fetches of one issuer are single-flight.
+//! verified. Fetches of one issuer are single-flight, and the key set must
+//! come from the issuer's own origin (scheme, host and port).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
@@ -21,12 +23,14 @@ use futures_util::StreamExt;
 use crate::auth::oidc::{self, Algorithm, KeySet, WorkloadError};
 use crate::config::NodeConfig;
 
-/// How long a fetched key set is used before it is fetched again.
-pub const KEYS_TTL: Duration = Duration::from_secs(600);
 /// The shortest interval between two refetches for an unknown `kid`.
 pub const KID_REFETCH: Duration = Duration::from_secs(60);
 /// The shortest interval between two attempts after a failed fetch.
 pub const FAILED_RETRY: Duration = Duration::from_secs(5);
+/// Keys that could not be refreshed are used this long past their TTL, then
+/// dropped: a key the issuer withdrew stops working even if the node
+/// cannot reach the issuer.
+pub const STALE_LIMIT: Duration = Duration::from_secs(24 * 3600);
 /// Bound on a discovery document or key set.
 const DOCUMENT_BYTES: usize = 256 * 1024;
 
@@ -69,28 +73,30 @@ pub struct Workloads {
     issuers: Vec<String>,
     audience: String,
     allow_http: bool,
+    /// How long a fetched key set is used before it is fetched again.
+    ttl: Duration,
     http: reqwest::Client,
     cache: Mutex<HashMap<String, Arc<Issuer>>>,
     fetches: std::sync::atomic::AtomicU64,
 }
 
 impl Workloads {
-    pub fn new(config: &NodeConfig) -> Workloads {
+    pub fn new(config: &NodeConfig) -> Result<Workloads, reqwest::Error> {
         let http = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .connect_timeout(Duration::from_secs(3))
             .timeout(Duration::from_secs(5))
             .user_agent(concat!("scafo/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .unwrap_or_default();
-        Workloads {
+            .build()?;
+        Ok(Workloads {
             issuers: config.oidc_issuers.clone(),
             audience: config.oidc_audience.clone(),
             allow_http: config.oidc_allow_http,
+            ttl: config.oidc_keys_ttl,
             http,
             cache: Mutex::new(HashMap::new()),
             fetches: std::sync::atomic::AtomicU64::new(0),
-        }
+        })
     }
 
     /// How many key-set fetches this node has attempted (for its logs).
@@ -125,8 +131,11 @@ impl Workloads {
         Arc::clone(cache.entry(issuer.to_owned()).or_default())
     }
 
-    /// The key set to verify with: the held one when it is fresh and has a
-    /// key for the token, otherwise whatever a (rate-limited) fetch gives.
+    /// The key set to verify with. Held keys that know the token's `kid`
+    /// answer at once; past their TTL one request refreshes them while the
+    /// others go on with what is held. Otherwise the request waits for a
+    /// fetch — unless an unknown `kid` already refetched within
+    /// [`KID_REFETCH`], or the last fetch failed within [`FAILED_RETRY`].
     async fn keys(
         &self,
         issuer: &str,
@@ -134,66 +143,98 @@ impl Workloads {
         algorithm: Algorithm,
     ) -> Result<Arc<KeySet>, WorkloadError> {
         let entry = self.issuer(issuer);
-        let held = |entry: &Issuer| {
-            entry
-                .held
-                .read()
-                .unwrap_or_else(|p| p.into_inner())
-                .keys
+        let usable = |entry: &Issuer| {
+            let held = entry.held.read().unwrap_or_else(|p| p.into_inner());
+            held.keys
                 .clone()
+                .filter(|(_, at)| at.elapsed() < self.ttl + STALE_LIMIT)
         };
-        if let Some((keys, at)) = held(&entry)
-            && at.elapsed() < KEYS_TTL
+        let current = usable(&entry);
+        if let Some((keys, at)) = &current
             && keys.has(kid, algorithm)
         {
-            return Ok(keys);
+            if at.elapsed() < self.ttl {
+                return Ok(Arc::clone(keys));
+            }
+            // Stale: refresh unless another request is already at it.
+            let Ok(mut fetching) = entry.fetching.try_lock() else {
+                return Ok(Arc::clone(keys));
+            };
+            if usable(&entry).is_some_and(|(_, at)| at.elapsed() < self.ttl) {
+                return Ok(Arc::clone(keys));
+            }
+            if self.may_retry(&fetching) {
+                // A failure keeps the held keys (logged in `refresh`).
+                let _ = self.refresh(issuer, &entry, &mut fetching).await;
+            }
+            return Ok(usable(&entry).map_or_else(|| Arc::clone(keys), |(keys, _)| keys));
         }
         let mut fetching = entry.fetching.lock().await;
         // Another request may have fetched while this one waited.
-        let current = held(&entry);
-        let now = Instant::now();
-        let since = |t: Option<Instant>| t.map(|t| now.duration_since(t));
-        let want = match &current {
-            None => true,
-            Some((_, at)) if at.elapsed() >= KEYS_TTL => true,
-            Some((keys, _)) if !keys.has(kid, algorithm) => {
-                since(fetching.last_kid_refetch).is_none_or(|d| d >= KID_REFETCH)
-            }
-            Some((keys, _)) => return Ok(Arc::clone(keys)),
-        };
-        let may = since(fetching.last_failure).is_none_or(|d| d >= FAILED_RETRY);
-        if want && may {
-            if current
-                .as_ref()
-                .is_some_and(|(_, at)| at.elapsed() < KEYS_TTL)
-            {
-                fetching.last_kid_refetch = Some(now);
-            }
-            self.fetches
-                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            match self.fetch(issuer).await {
-                Ok(keys) => {
-                    fetching.last_failure = None;
-                    tracing::info!(issuer, keys = keys.len(), "workload issuer keys fetched");
-                    let keys = Arc::new(keys);
-                    entry.held.write().unwrap_or_else(|p| p.into_inner()).keys =
-                        Some((Arc::clone(&keys), Instant::now()));
-                    return Ok(keys);
-                }
-                Err(why) => {
-                    fetching.last_failure = Some(now);
-                    tracing::warn!(issuer, %why, "workload issuer keys could not be fetched");
-                    if current.is_none() {
-                        return Err(WorkloadError::Keys(why));
-                    }
-                }
-            }
+        let current = usable(&entry);
+        if let Some((keys, _)) = &current
+            && keys.has(kid, algorithm)
+        {
+            return Ok(Arc::clone(keys));
         }
-        match current {
-            Some((keys, _)) => Ok(keys),
-            None => Err(WorkloadError::Keys(
-                "fetched recently without success".to_owned(),
-            )),
+        let refetch_for_kid = current.is_some();
+        if refetch_for_kid
+            && fetching
+                .last_kid_refetch
+                .is_some_and(|t| t.elapsed() < KID_REFETCH)
+        {
+            return Err(WorkloadError::UnknownKey);
+        }
+        if !self.may_retry(&fetching) {
+            return match current {
+                Some(_) => Err(WorkloadError::UnknownKey),
+                None => Err(WorkloadError::Keys(
+                    "the last fetch failed moments ago".into(),
+                )),
+            };
+        }
+        if refetch_for_kid {
+            fetching.last_kid_refetch = Some(Instant::now());
+        }
+        match self.refresh(issuer, &entry, &mut fetching).await {
+            Ok(keys) => Ok(keys),
+            Err(why) => match current {
+                Some((keys, _)) => Ok(keys),
+                None => Err(WorkloadError::Keys(why)),
+            },
+        }
+    }
+
+    fn may_retry(&self, fetching: &Fetching) -> bool {
+        fetching
+            .last_failure
+            .is_none_or(|t| t.elapsed() >= FAILED_RETRY)
+    }
+
+    /// Fetches the issuer's keys and holds them; a failure is remembered
+    /// (from when it ended) so the next attempt waits [`FAILED_RETRY`].
+    async fn refresh(
+        &self,
+        issuer: &str,
+        entry: &Issuer,
+        fetching: &mut Fetching,
+    ) -> Result<Arc<KeySet>, String> {
+        self.fetches
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        match self.fetch(issuer).await {
+            Ok(keys) => {
+                fetching.last_failure = None;
+                tracing::info!(issuer, keys = keys.len(), "workload issuer keys fetched");
+                let keys = Arc::new(keys);
+                entry.held.write().unwrap_or_else(|p| p.into_inner()).keys =
+                    Some((Arc::clone(&keys), Instant::now()));
+                Ok(keys)
+            }
+            Err(why) => {
+                fetching.last_failure = Some(Instant::now());
+                tracing::warn!(issuer, %why, "workload issuer keys could not be fetched");
+                Err(why)
+            }
         }
     }
 
@@ -219,6 +260,12 @@ impl Workloads {
         }
         oidc::check_url(&discovery.jwks_uri, self.allow_http)
             .map_err(|rule| format!("jwks_uri {:?} {rule}", discovery.jwks_uri))?;
+        if !oidc::same_origin(issuer, &discovery.jwks_uri) {
+            return Err(format!(
+                "jwks_uri {:?} is not on the issuer's own origin; scafo fetches keys from the issuer only",
+                discovery.jwks_uri
+            ));
+        }
         let body = self.get(&discovery.jwks_uri).await?;
         KeySet::parse(&body).map_err(|e| format!("{}: {e}", discovery.jwks_uri))
     }

@@ -225,11 +225,18 @@ impl Issuer {
 
     /// Signs `claims` with key `kid`, the header naming that kid.
     pub fn sign(&self, kid: &str, claims: Value) -> String {
-        let key = {
-            let keys = self.inner.keys.lock().expect("keys");
-            Arc::clone(&keys.iter().find(|k| k.0 == kid).expect("kid").1)
-        };
-        let header = json!({"alg": key.alg(), "typ": "JWT", "kid": kid});
+        let alg = self.key(kid).alg();
+        self.sign_as(kid, json!({"alg": alg, "typ": "JWT", "kid": kid}), claims)
+    }
+
+    fn key(&self, kid: &str) -> Arc<Key> {
+        let keys = self.inner.keys.lock().expect("keys");
+        Arc::clone(&keys.iter().find(|k| k.0 == kid).expect("kid").1)
+    }
+
+    /// Signs `claims` with key `kid` under whatever `header` says.
+    pub fn sign_as(&self, kid: &str, header: Value, claims: Value) -> String {
+        let key = self.key(kid);
         let input = format!(
             "{}.{}",
             URL_SAFE_NO_PAD.encode(header.to_string()),
@@ -305,8 +312,14 @@ async fn github_token(
 /// The node environment that lists `issuers` (and, for these loopback
 /// test issuers only, admits http).
 pub fn issuer_env(issuer: &Issuer) -> Vec<(String, String)> {
+    issuers_env(&[issuer])
+}
+
+/// [`issuer_env`] for several issuers.
+pub fn issuers_env(issuers: &[&Issuer]) -> Vec<(String, String)> {
+    let urls: Vec<&str> = issuers.iter().map(|i| i.url()).collect();
     vec![
-        ("SCAFO_OIDC_ISSUERS".into(), issuer.url().to_owned()),
+        ("SCAFO_OIDC_ISSUERS".into(), urls.join(",")),
         ("SCAFO_OIDC_ALLOWHTTP".into(), "true".into()),
     ]
 }

@@ -333,13 +333,9 @@ pub async fn trust(
                 entry.issuer
             )));
         }
-        let star = entry.subject.find('*');
-        if entry.subject.is_empty()
-            || entry.subject.len() > 512
-            || star.is_some_and(|i| i != entry.subject.len() - 1)
-        {
+        if let Err(rule) = trust_subject(&entry.subject) {
             return Err(ApiError::invalid_input(format!(
-                "subject {:?}: an exact subject, or one ending in a single *",
+                "subject {:?}: {rule}",
                 entry.subject
             )));
         }
@@ -415,6 +411,53 @@ pub async fn delete(
                 ),
             )
             .await
+        }
+    }
+}
+
+/// A trust entry's subject: exact, or a prefix ending in one `*` that
+/// follows a separator, so `repo:acme/shop*` cannot admit
+/// `repo:acme/shopping`, and a bare `*` cannot admit every project of a
+/// shared issuer.
+fn trust_subject(subject: &str) -> Result<(), &'static str> {
+    const RULE: &str = "an exact subject, or a prefix ending in a single * right after one of : / - _ . (e.g. repo:acme/shop:*)";
+    if subject.is_empty() || subject.len() > 512 || subject.contains(char::is_control) {
+        return Err(RULE);
+    }
+    match subject.find('*') {
+        None => Ok(()),
+        Some(i) if i + 1 != subject.len() => Err(RULE),
+        Some(i) => match subject[..i].chars().last() {
+            Some(':' | '/' | '-' | '_' | '.') => Ok(()),
+            _ => Err(RULE),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::trust_subject;
+
+    #[test]
+    fn trust_globs_start_at_a_separator() {
+        for ok in [
+            "repo:acme/shop:ref:refs/heads/main",
+            "repo:acme/shop:*",
+            "repo:acme/shop:ref:refs/heads/release-*",
+            "project_path:acme/shop:ref_type:branch:ref:*",
+            "repo:acme/*",
+        ] {
+            assert_eq!(trust_subject(ok), Ok(()), "{ok}");
+        }
+        for bad in [
+            "",
+            "*",
+            "repo:acme/shop*",
+            "repo:*:ref",
+            "repo:acme/**",
+            "a\u{1b}b",
+        ] {
+            assert!(trust_subject(bad).is_err(), "{bad}");
         }
     }
 }
