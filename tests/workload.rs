@@ -601,6 +601,37 @@ async fn scafo_deploy_oidc_as_a_github_actions_job() {
         record.ok(200)["caller"],
         format!("oidc:{}#{GITHUB_SUBJECT}", issuer.url())
     );
+
+    // Any other CI (GitLab's id_tokens) hands its token over in SCAFO_TOKEN.
+    fixture(dir.path(), "v3");
+    let gitlab = scafo()
+        .arg("deploy")
+        .arg(dir.path())
+        .args(["--var", "WHO:lab"])
+        .env("HOME", dir.path())
+        .env("XDG_CONFIG_HOME", dir.path().join("config"))
+        .env("SCAFO_STATE_DIR", dir.path().join("no-state"))
+        .env("SCAFO_URL", &node.url)
+        .env_remove("SCAFO_KEY")
+        .env(
+            "SCAFO_TOKEN",
+            issuer.token("ec-1", "repo:acme/shop:environment:prod", json!({})),
+        )
+        .output()
+        .expect("scafo deploy with SCAFO_TOKEN");
+    assert!(
+        gitlab.status.success(),
+        "{}",
+        String::from_utf8_lossy(&gitlab.stderr)
+    );
+    eventually("v3 served", Duration::from_secs(10), || {
+        let (node, admin) = (&node, &admin);
+        async move {
+            let url = app_url(node, admin, "hello").await?;
+            (fetch(&url).await == (200, "HI LAB V3".to_owned())).then_some(())
+        }
+    })
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
