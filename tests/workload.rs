@@ -602,6 +602,15 @@ async fn scafo_deploy_oidc_as_a_github_actions_job() {
         format!("oidc:{}#{GITHUB_SUBJECT}", issuer.url())
     );
 
+    // The client does not ask a workload token's forbidden questions.
+    assert!(
+        !node
+            .log()
+            .lines()
+            .any(|l| l.contains("path=/v1/state}") && l.contains("status=403")),
+        "the job's client asked for /v1/state"
+    );
+
     // Any other CI (GitLab's id_tokens) hands its token over in SCAFO_TOKEN.
     fixture(dir.path(), "v3");
     let gitlab = scafo()

@@ -50,6 +50,18 @@ impl Credential {
         }
     }
 
+    /// Whether this is a CI workload's OIDC token rather than an operator
+    /// key or token (workload tokens reach the deploy routes only).
+    pub fn is_workload(&self) -> bool {
+        match self {
+            Credential::Key { .. } => false,
+            Credential::Token(token) => {
+                crate::auth::oidc::peek_alg(token).is_some_and(|alg| alg != "EdDSA")
+            }
+            Credential::Github(_) => true,
+        }
+    }
+
     async fn bearer(&self) -> Result<String, Failure> {
         Ok(match self {
             Credential::Key { key, kid, .. } => token::sign(key.signing_key(), kid, token::now()),

@@ -84,8 +84,10 @@ pub fn run(global: &GlobalArgs, args: &DeployArgs) -> Result<(), Failure> {
             for url in &status.urls {
                 println!("  {url}");
             }
-            // Where the node asked serves it, for a machine without an ingress.
-            if let Ok(state) = client.get::<DaemonState>("/v1/state").await
+            // Where the node asked serves it, for a machine without an ingress
+            // (a workload token may not read the node's state).
+            if !client.credential().is_some_and(Credential::is_workload)
+                && let Ok(state) = client.get::<DaemonState>("/v1/state").await
                 && let Some(here) = state.applications.iter().find(|a| a.name == name)
                 && let Some(url) = &here.url
             {
