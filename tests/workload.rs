@@ -375,11 +375,11 @@ async fn workload_tokens_deploy_under_the_trust_policy_only() {
         .problem(409, "application-blocked");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn rotation_and_an_issuer_outage() {
-    let issuer = Issuer::start();
+/// A node (with `env`) holding application shop, deployed by the admin and
+/// trusting `issuer`'s [`MAIN`]; answers the node and that deploy's path.
+async fn trusted_shop(issuer: &Issuer, env: Vec<(String, String)>) -> (Node, String) {
     let node = Node::start(NodeOptions {
-        env: issuer_env(&issuer),
+        env,
         ..NodeOptions::default()
     })
     .await;
@@ -398,6 +398,13 @@ async fn rotation_and_an_issuer_outage() {
     .await
     .ok(200);
     let path = format!("/v1/deploys/{id}");
+    (node, path)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rotation_and_an_issuer_outage() {
+    let issuer = Issuer::start();
+    let (node, path) = trusted_shop(&issuer, issuer_env(&issuer)).await;
 
     // Twenty requests at once on a cold cache: one fetch between them.
     let first = issuer.token("rsa-1", MAIN, json!({}));
@@ -648,26 +655,7 @@ async fn held_keys_are_refreshed_after_their_ttl() {
     let issuer = Issuer::start();
     let mut env = issuer_env(&issuer);
     env.push(("SCAFO_OIDC_KEYSSECONDS".into(), "1".into()));
-    let node = Node::start(NodeOptions {
-        env,
-        ..NodeOptions::default()
-    })
-    .await;
-    let admin = node.admin();
-    let id = deploy(&node, &admin.token(), "shop").await.ok(202)["deploy"]["id"]
-        .as_str()
-        .expect("id")
-        .to_owned();
-    call(
-        &node,
-        "POST",
-        "/v1/applications/shop/trust",
-        Some(&admin.token()),
-        Some(json!({"trust": [{"issuer": issuer.url(), "subject": MAIN}]})),
-    )
-    .await
-    .ok(200);
-    let path = format!("/v1/deploys/{id}");
+    let (node, path) = trusted_shop(&issuer, env).await;
     let token = issuer.token("ec-1", MAIN, json!({}));
     call(&node, "GET", &path, Some(&token), None).await.ok(200);
     assert_eq!(issuer.hits(), (1, 1));
