@@ -48,21 +48,17 @@ impl Workload {
     }
 }
 
-/// The keys this node holds for one issuer.
-#[derive(Debug, Default)]
-struct Held {
-    keys: Option<(Arc<KeySet>, Instant)>,
-}
-
 #[derive(Debug, Default)]
 struct Fetching {
     last_kid_refetch: Option<Instant>,
     last_failure: Option<Instant>,
 }
 
+/// What this node knows of one issuer.
 #[derive(Debug, Default)]
 struct Issuer {
-    held: RwLock<Held>,
+    /// The keys last fetched, and when.
+    held: RwLock<Option<(Arc<KeySet>, Instant)>>,
     /// Held while fetching: one fetch per issuer at a time.
     fetching: tokio::sync::Mutex<Fetching>,
 }
@@ -77,7 +73,6 @@ pub struct Workloads {
     ttl: Duration,
     http: reqwest::Client,
     cache: Mutex<HashMap<String, Arc<Issuer>>>,
-    fetches: std::sync::atomic::AtomicU64,
 }
 
 impl Workloads {
@@ -95,13 +90,7 @@ impl Workloads {
             ttl: config.oidc_keys_ttl,
             http,
             cache: Mutex::new(HashMap::new()),
-            fetches: std::sync::atomic::AtomicU64::new(0),
         })
-    }
-
-    /// How many key-set fetches this node has attempted (for its logs).
-    pub fn fetches(&self) -> u64 {
-        self.fetches.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Verifies a workload token: claims, then the issuer's keys.
@@ -145,8 +134,7 @@ impl Workloads {
         let entry = self.issuer(issuer);
         let usable = |entry: &Issuer| {
             let held = entry.held.read().unwrap_or_else(|p| p.into_inner());
-            held.keys
-                .clone()
+            held.clone()
                 .filter(|(_, at)| at.elapsed() < self.ttl + STALE_LIMIT)
         };
         let current = usable(&entry);
@@ -219,14 +207,12 @@ impl Workloads {
         entry: &Issuer,
         fetching: &mut Fetching,
     ) -> Result<Arc<KeySet>, String> {
-        self.fetches
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         match self.fetch(issuer).await {
             Ok(keys) => {
                 fetching.last_failure = None;
                 tracing::info!(issuer, keys = keys.len(), "workload issuer keys fetched");
                 let keys = Arc::new(keys);
-                entry.held.write().unwrap_or_else(|p| p.into_inner()).keys =
+                *entry.held.write().unwrap_or_else(|p| p.into_inner()) =
                     Some((Arc::clone(&keys), Instant::now()));
                 Ok(keys)
             }
