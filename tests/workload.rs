@@ -562,6 +562,13 @@ async fn scafo_deploy_oidc_as_a_github_actions_job() {
     assert!(stderr.contains("id-token: write"), "{stderr}");
     assert_eq!(issuer.github_hits(), 0);
 
+    // --oidc is the credential: another one beside it is a usage error.
+    let both = job(&["--token", "op-token"], &github);
+    assert_eq!(both.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&both.stderr);
+    assert!(stderr.contains("drop --key/--token"), "{stderr}");
+    assert_eq!(issuer.github_hits(), 0);
+
     // An audience the nodes do not expect: the node refuses the token.
     let wrong = job(&["--audience", "elsewhere"], &github);
     assert_eq!(wrong.status.code(), Some(1));
