@@ -434,6 +434,8 @@ async fn the_reaper_fails_abandoned_deploys_and_forgets_old_ones() {
         },
     )
     .await;
+    // The artifact is deleted before the record, so once the record is gone
+    // the artifact must be too.
     eventually("old records gone", Duration::from_secs(30), || async {
         registry
             .read(&keys::deploy(&old))
@@ -447,7 +449,8 @@ async fn the_reaper_fails_abandoned_deploys_and_forgets_old_ones() {
         scafo::store::ObjectStore::get(&*store, &keys::artifact(&old))
             .await
             .expect("get")
-            .is_none()
+            .is_none(),
+        "the artifact of a forgotten deploy is deleted with it"
     );
     assert!(
         registry

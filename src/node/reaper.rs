@@ -58,8 +58,11 @@ pub async fn reap(shared: &Shared) -> Result<(), RegistryError> {
             clear_pending(shared, &id).await?;
         }
         if record.state.is_terminal() && record.updated_at.age() > RETENTION && !live(&id) {
-            shared.registry.remove(&keys::deploy(&id)).await?;
+            // The artifact goes first: a pass cut short between the two
+            // leaves a record the next pass removes, never an artifact no
+            // record names.
             shared.registry.store().delete(&keys::artifact(&id)).await?;
+            shared.registry.remove(&keys::deploy(&id)).await?;
             tracing::info!(deploy = %id, "deleted a deploy record past retention");
         }
     }
