@@ -193,7 +193,33 @@ impl Coordinator {
         Ok(lease.epoch)
     }
 
-    /// Offers this node once when nobody holds the lease (a gated call).
+    /// How long the lease loop sleeps before its next step: `interval`,
+    /// or less when another node's lease would lapse sooner on this node's
+    /// clock — so a challenger takes an abandoned lease within a TTL of
+    /// first seeing it unchanged, not up to an interval later.
+    pub fn pause(&self, interval: Duration) -> Duration {
+        let seen = lock(&self.seen);
+        if seen.held.is_some() {
+            return interval;
+        }
+        match &seen.lease {
+            Some((lease, _, changed)) if lease.holder != self.me => {
+                let lapses =
+                    (self.ttl + Duration::from_millis(10)).saturating_sub(changed.elapsed());
+                // Already lapsed (a step that could not read or take it):
+                // keep the pace rather than spin.
+                if lapses.is_zero() {
+                    interval
+                } else {
+                    interval.min(lapses)
+                }
+            }
+            _ => interval,
+        }
+    }
+
+    /// One step for a gated call: reads the lease afresh, and takes it when
+    /// nobody holds it.
     pub async fn offer(&self, shared: &Shared) -> Result<Holder, RegistryError> {
         self.step(shared).await
     }
@@ -222,7 +248,7 @@ pub async fn run(shared: Arc<Shared>, mut stop: watch::Receiver<bool>) -> Result
             Err(e) => tracing::debug!(error = %e, "coordinator lease step failed"),
         }
         tokio::select! {
-            _ = tokio::time::sleep(interval) => {}
+            _ = tokio::time::sleep(shared.coordinator.pause(interval)) => {}
             _ = stop.wait_for(|s| *s) => return Ok(()),
         }
     }
@@ -291,4 +317,55 @@ pub async fn assign(
             .await?;
     }
     Ok(written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id(name: &str) -> NodeId {
+        NodeId::parse(name).unwrap_or_else(|r| panic!("{r}"))
+    }
+
+    fn seen_from(coordinator: &Coordinator, holder: &str, unchanged_for: Duration) {
+        let now = Timestamp::now();
+        let lease = LeaseRecord {
+            v: V1,
+            holder: id(holder),
+            epoch: 1,
+            acquired_at: now,
+            renewed_at: now,
+            expires_at: now,
+        };
+        lock(&coordinator.seen).lease =
+            Some((lease, ETag::new("e1"), Instant::now() - unchanged_for));
+    }
+
+    #[test]
+    fn a_challenger_steps_when_the_lease_lapses_not_an_interval_later() {
+        let ttl = Duration::from_secs(3);
+        let interval = ttl / 3;
+        let coordinator = Coordinator::new(ttl, id("vps-b"));
+        assert_eq!(coordinator.pause(interval), interval, "no lease seen");
+
+        seen_from(&coordinator, "vps-a", Duration::from_millis(2500));
+        let pause = coordinator.pause(interval);
+        assert!(
+            pause > Duration::from_millis(400) && pause <= Duration::from_millis(510),
+            "{pause:?}"
+        );
+        assert_eq!(coordinator.holder(), Holder::Other(id("vps-a")));
+
+        seen_from(&coordinator, "vps-a", Duration::from_millis(500));
+        assert_eq!(coordinator.pause(interval), interval, "far from lapsing");
+
+        // Already lapsed: nobody holds it, and the loop keeps its pace.
+        seen_from(&coordinator, "vps-a", Duration::from_secs(4));
+        assert_eq!(coordinator.holder(), Holder::Nobody);
+        assert_eq!(coordinator.pause(interval), interval);
+
+        // Its own lease (a restart) is not waited out.
+        seen_from(&coordinator, "vps-b", Duration::from_millis(2500));
+        assert_eq!(coordinator.pause(interval), interval);
+    }
 }

@@ -1,8 +1,9 @@
 //! Coordinator-gated calls (node-api.txt, deletion): answered here when this
-//! node holds the lease; when nobody does, this node offers itself once;
-//! otherwise the call is forwarded once to the holder under a fresh node
-//! token this node signs for itself, and the holder's answer is returned
-//! verbatim. `X-Scafo-Forwarded-By` keeps a call from a second hop.
+//! node holds the lease; otherwise the lease is read afresh (when nobody
+//! holds it, this node offers itself once) and the call is forwarded once to
+//! the holder under a fresh node token this node signs for itself, and the
+//! holder's answer is returned verbatim. `X-Scafo-Forwarded-By` keeps a call
+//! from a second hop.
 
 use std::time::Duration;
 
@@ -33,12 +34,15 @@ fn unavailable(detail: impl Into<String>) -> ApiError {
 
 pub async fn gate(shared: &Shared, headers: &HeaderMap) -> Result<Gate, ApiError> {
     let holder = match shared.coordinator.holder() {
-        Holder::Nobody => shared
+        Holder::Me(epoch) => Holder::Me(epoch),
+        // The view is up to a lease step old: the holder it names may have
+        // died and been replaced since. Read the lease afresh (and offer
+        // this node if nobody holds it) rather than forward to a dead node.
+        _ => shared
             .coordinator
             .offer(shared)
             .await
-            .map_err(|e| unavailable(format!("could not take the coordinator lease: {e}")))?,
-        holder => holder,
+            .map_err(|e| unavailable(format!("could not read the coordinator lease: {e}")))?,
     };
     let other = match holder {
         Holder::Me(_) => return Ok(Gate::Here),
