@@ -153,8 +153,13 @@ async fn deploy_switch_without_failed_requests_and_a_failing_start() {
     let status: Value = serde_json::from_slice(&second.stdout).expect("final DeployStatus");
     assert_eq!(status["state"], "live");
     assert_eq!(status["source"], Value::Null, "not a git work tree");
-    // Keep asking through the drain of the old release.
-    tokio::time::sleep(Duration::from_secs(6)).await;
+    // Keep asking through the drain of the old release, until it stops.
+    eventually(
+        "v1 stopping after its drain",
+        Duration::from_secs(30),
+        || async { (fetch(&url).await.0 == 0).then_some(()) },
+    )
+    .await;
     stop.store(true, std::sync::atomic::Ordering::SeqCst);
     let answers = looping.await.expect("loop");
     assert!(answers.len() > 20, "{} requests", answers.len());

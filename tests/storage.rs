@@ -246,7 +246,10 @@ fn options() -> NodeOptions {
         args: vec!["--ingress-token".into(), INGRESS.into()],
         env: vec![
             ("SCAFO_STORAGE_OBJECTBYTES".into(), "4096".into()),
-            ("SCAFO_STORAGE_LOCKSECONDS".into(), "1".into()),
+            // Short enough for the expiry check, long enough that a second
+            // POST right after the first still finds the lock on a loaded
+            // machine (moto is one server for the whole suite).
+            ("SCAFO_STORAGE_LOCKSECONDS".into(), "3".into()),
         ],
         ..Default::default()
     }
@@ -280,7 +283,7 @@ async fn bounds_and_expiry(node: &Node) {
             .0,
         204
     );
-    // A dead holder's lock lapses after storage.lockSeconds (1 s here).
+    // A dead holder's lock lapses after storage.lockSeconds (3 s here).
     assert_eq!(s.send("POST", "/locks/stale", None).await.0, 204);
     eventually(
         "the stale lock lapsing",

@@ -19,6 +19,9 @@ use crate::wire::Timestamp;
 
 /// How long a replaced release keeps serving in-flight requests.
 pub const DRAIN: Duration = Duration::from_secs(5);
+
+/// The longest a stopping node waits for the fleet to route around it.
+const LEAVE_MAX: Duration = Duration::from_secs(30);
 /// The longest a starting node withholds its first routing document.
 const SETTLE: Duration = Duration::from_secs(60);
 /// How long a live release that failed to start here waits before retrying.
@@ -58,7 +61,9 @@ pub async fn run(shared: Arc<Shared>, mut stop: watch::Receiver<bool>) -> Result
 
 /// Shutting down: first leave the routing documents — the node record says
 /// this node serves nothing, and the other nodes' next passes drop its
-/// upstreams — then give them time to, before the applications stop.
+/// upstreams — then give them (and the ingresses polling them) time to
+/// before the applications stop: two reconcile intervals, no less than the
+/// drain delay and no more than [`LEAVE_MAX`].
 async fn leave(shared: &Shared) {
     let running = lock(&shared.runtime.releases)
         .values()
@@ -72,7 +77,7 @@ async fn leave(shared: &Shared) {
         .store(true, std::sync::atomic::Ordering::Relaxed);
     match super::heartbeat::report(shared).await {
         Ok(()) => {
-            let wait = (shared.config.reconcile_interval * 2).min(DRAIN);
+            let wait = (shared.config.reconcile_interval * 2).clamp(DRAIN, LEAVE_MAX);
             tracing::info!("left the routing documents; stopping applications in {wait:?}");
             tokio::time::sleep(wait).await;
         }
