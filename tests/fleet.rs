@@ -21,6 +21,21 @@ fn node(bucket: &str, id: &str, region: &str, env: Vec<(String, String)>) -> Nod
     }
 }
 
+/// An executable at `path` that runs `before` and then the real workerd,
+/// for a node given it as `SCAFO_CELLD_WORKERD`.
+fn workerd_wrapper(path: &std::path::Path, before: &str) {
+    std::fs::write(
+        path,
+        format!(
+            "#!/bin/sh\n{before}\nexec '{}' \"$@\"\n",
+            peer("workerd").display()
+        ),
+    )
+    .expect("write");
+    std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .expect("chmod");
+}
+
 fn project(dir: &std::path::Path, name: &str) {
     std::fs::create_dir_all(dir).expect("mkdir");
     std::fs::write(
@@ -243,16 +258,10 @@ async fn different_celld_releases_refuse_deploys_until_they_agree() {
     let dir = tempfile::tempdir().expect("dir");
     let bucket = format!("file://{}", dir.path().join("bucket").display());
     let wrapper = dir.path().join("workerd-next");
-    std::fs::write(
+    workerd_wrapper(
         &wrapper,
-        format!("#!/bin/sh\nif [ \"$1\" = \"--version\" ]; then echo 'workerd 2099-01-01'; exit 0; fi\nexec '{}' \"$@\"\n", peer("workerd").display()),
-    )
-    .expect("write");
-    std::fs::set_permissions(
-        &wrapper,
-        std::os::unix::fs::PermissionsExt::from_mode(0o755),
-    )
-    .expect("chmod");
+        "if [ \"$1\" = \"--version\" ]; then echo 'workerd 2099-01-01'; exit 0; fi",
+    );
     let a = Node::start(node(&bucket, "vps-a", "eu", vec![])).await;
     let b = Node::start(node(
         &bucket,
@@ -476,20 +485,13 @@ async fn a_node_that_cannot_start_a_release_fails_it_and_the_previous_keeps_serv
     // vps-c's runtime refuses to start anything once the marker exists.
     let marker = dir.path().join("broken");
     let wrapper = dir.path().join("workerd-flaky");
-    std::fs::write(
+    workerd_wrapper(
         &wrapper,
-        format!(
-            "#!/bin/sh\nif [ \"$1\" = serve ] && [ -e '{}' ]; then echo 'injected: this node cannot start releases' >&2; exit 1; fi\nexec '{}' \"$@\"\n",
-            marker.display(),
-            peer("workerd").display()
+        &format!(
+            "if [ \"$1\" = serve ] && [ -e '{}' ]; then echo 'injected: this node cannot start releases' >&2; exit 1; fi",
+            marker.display()
         ),
-    )
-    .expect("write");
-    std::fs::set_permissions(
-        &wrapper,
-        std::os::unix::fs::PermissionsExt::from_mode(0o755),
-    )
-    .expect("chmod");
+    );
     let a = Node::start(node(&bucket, "vps-a", "eu", vec![])).await;
     let b = Node::start(node(&bucket, "vps-b", "eu", vec![])).await;
     let c = Node::start(node(
